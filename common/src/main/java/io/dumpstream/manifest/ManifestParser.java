@@ -198,7 +198,7 @@ public final class ManifestParser {
                 if (t != JsonToken.START_OBJECT) {
                     throw invalid("manifest field " + path + ": expected an object, got " + describe(t, p));
                 }
-                IndexedRecord rec = (IndexedRecord) SPECIFIC.newRecord(null, s);
+                IndexedRecord rec = newRecord(s);
                 boolean[] seen = new boolean[s.getFields().size()];
                 while (p.nextToken() == JsonToken.FIELD_NAME) {
                     String name = p.currentName();
@@ -267,6 +267,17 @@ public final class ManifestParser {
             }
             rec.put(f.pos(), SPECIFIC.getDefaultValue(f));
         }
+    }
+
+    /** New instances of the generated classes, without Avro's reflective class lookup. */
+    private static IndexedRecord newRecord(Schema s) {
+        if (s.getFullName().equals(DumpManifest.getClassSchema().getFullName())) {
+            return new DumpManifest();
+        }
+        if (s.getFullName().equals(io.dumpstream.schema.RecordPlan.getClassSchema().getFullName())) {
+            return new io.dumpstream.schema.RecordPlan();
+        }
+        throw new IllegalStateException("no class for record schema " + s.getFullName());
     }
 
     private static Schema nonNull(Schema union) {
@@ -346,7 +357,7 @@ public final class ManifestParser {
                     return b.getType() == Schema.Type.NULL ? null : read(b, path);
                 }
                 case RECORD: {
-                    IndexedRecord rec = (IndexedRecord) SPECIFIC.newRecord(null, s);
+                    IndexedRecord rec = newRecord(s);
                     for (Schema.Field f : s.getFields()) {
                         rec.put(f.pos(), read(f.schema(), field(path, f.name())));
                     }
