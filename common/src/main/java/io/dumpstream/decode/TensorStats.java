@@ -61,14 +61,10 @@ public final class TensorStats {
                 float32(b, off, n, a);
                 break;
             case FLOAT16:
-                for (int i = 0; i < n; i++) {
-                    a.add(HALF[(short) I16.get(b, off + 2 * i) & 0xFFFF]);
-                }
+                half(b, off, n, a);
                 break;
             case BFLOAT16:
-                for (int i = 0; i < n; i++) {
-                    a.add(Float.intBitsToFloat(((short) I16.get(b, off + 2 * i) & 0xFFFF) << 16));
-                }
+                bfloat16(b, off, n, a);
                 break;
             case FLOAT8_E4M3FN:
                 for (int i = 0; i < n; i++) {
@@ -112,9 +108,93 @@ public final class TensorStats {
         return a.stats(n);
     }
 
+    /*
+     * The three hot float paths below avoid data-dependent branches: a non-finite element adds 0 to
+     * the sums and +-inf to the extrema, and is counted apart; two interleaved accumulator sets break
+     * the floating-point dependency chains. Results equal the plain loop's up to summation order.
+     */
     private static void float32(byte[] b, int off, int n, Acc a) {
-        for (int i = 0; i < n; i++) {
-            a.add((float) F32.get(b, off + 4 * i));
+        Wide w = new Wide();
+        int i = 0;
+        for (; i + 1 < n; i += 2) {
+            w.lane0((float) F32.get(b, off + 4 * i));
+            w.lane1((float) F32.get(b, off + 4 * i + 4));
+        }
+        for (; i < n; i++) {
+            w.lane0((float) F32.get(b, off + 4 * i));
+        }
+        w.into(a, n);
+    }
+
+    private static void half(byte[] b, int off, int n, Acc a) {
+        Wide w = new Wide();
+        int i = 0;
+        for (; i + 1 < n; i += 2) {
+            int pair = (int) I32.get(b, off + 2 * i);
+            w.lane0(HALF[pair & 0xFFFF]);
+            w.lane1(HALF[pair >>> 16]);
+        }
+        for (; i < n; i++) {
+            w.lane0(HALF[(short) I16.get(b, off + 2 * i) & 0xFFFF]);
+        }
+        w.into(a, n);
+    }
+
+    private static void bfloat16(byte[] b, int off, int n, Acc a) {
+        Wide w = new Wide();
+        int i = 0;
+        for (; i + 1 < n; i += 2) {
+            int pair = (int) I32.get(b, off + 2 * i);
+            w.lane0(Float.intBitsToFloat(pair << 16));
+            w.lane1(Float.intBitsToFloat(pair & 0xFFFF0000));
+        }
+        for (; i < n; i++) {
+            w.lane0(Float.intBitsToFloat(((short) I16.get(b, off + 2 * i) & 0xFFFF) << 16));
+        }
+        w.into(a, n);
+    }
+
+    /** Two lanes of branch-free float accumulators. */
+    private static final class Wide {
+        long finite0, finite1, zero0, zero1, nan0, nan1;
+        double sum0, sum1, sq0, sq1;
+        float min0 = Float.POSITIVE_INFINITY, min1 = Float.POSITIVE_INFINITY;
+        float max0 = Float.NEGATIVE_INFINITY, max1 = Float.NEGATIVE_INFINITY;
+
+        void lane0(float v) {
+            boolean fin = Math.abs(v) <= Float.MAX_VALUE; // false for NaN and +-inf
+            float x = fin ? v : 0f;
+            finite0 += fin ? 1 : 0;
+            nan0 += v != v ? 1 : 0;
+            zero0 += v == 0f ? 1 : 0;
+            sum0 += x;
+            sq0 += (double) x * x;
+            min0 = (fin ? v : Float.POSITIVE_INFINITY) < min0 ? v : min0;
+            max0 = (fin ? v : Float.NEGATIVE_INFINITY) > max0 ? v : max0;
+        }
+
+        void lane1(float v) {
+            boolean fin = Math.abs(v) <= Float.MAX_VALUE;
+            float x = fin ? v : 0f;
+            finite1 += fin ? 1 : 0;
+            nan1 += v != v ? 1 : 0;
+            zero1 += v == 0f ? 1 : 0;
+            sum1 += x;
+            sq1 += (double) x * x;
+            min1 = (fin ? v : Float.POSITIVE_INFINITY) < min1 ? v : min1;
+            max1 = (fin ? v : Float.NEGATIVE_INFINITY) > max1 ? v : max1;
+        }
+
+        void into(Acc a, long n) {
+            long finite = finite0 + finite1;
+            a.finite = finite;
+            a.nan = nan0 + nan1;
+            a.inf = n - finite - a.nan;
+            a.zero = zero0 + zero1;
+            a.sum = sum0 + sum1;
+            a.sumSq = sq0 + sq1;
+            a.min = Math.min(min0, min1);
+            a.max = Math.max(max0, max1);
         }
     }
 
