@@ -53,6 +53,10 @@ public final class ManifestParser {
                     .build())
             .build();
 
+    static {
+        AvroTrust.ensure();
+    }
+
     private ManifestParser() {
     }
 
@@ -282,17 +286,6 @@ public final class ManifestParser {
             }
             rec.put(f.pos(), SPECIFIC.getDefaultValue(f));
         }
-    }
-
-    /** New instances of the generated classes, without Avro's reflective class lookup. */
-    private static IndexedRecord newRecord(Schema s) {
-        if (s.getFullName().equals(DumpManifest.getClassSchema().getFullName())) {
-            return new DumpManifest();
-        }
-        if (s.getFullName().equals(io.dumpstream.schema.RecordPlan.getClassSchema().getFullName())) {
-            return new io.dumpstream.schema.RecordPlan();
-        }
-        throw new IllegalStateException("no class for record schema " + s.getFullName());
     }
 
     private static Schema nonNull(Schema union) {
