@@ -15,7 +15,9 @@ public final class Main {
     /** Every command, in the order {@code --help} lists them. Add new commands here. */
     static List<Command> commands() {
         return List.of(
-                );
+                new KafkaCommand(),
+                new PublishCommand(),
+                new AgentCommand());
     }
 
     public static void main(String[] argv) {
