@@ -96,7 +96,7 @@ public final class DumpPublisher implements AutoCloseable {
         int chunks = Math.toIntExact(Manifests.chunkCount(bufferBytes, chunkBytes));
 
         List<Long> crcs = checksums(source, bufferBytes, chunkBytes, chunks);
-        DumpManifest sent = DumpManifest.newBuilder(manifest).setChunkBytes(chunkBytes).setChunkCrc32c(crcs).build();
+        DumpManifest sent = withChunks(manifest, chunkBytes, crcs);
         ManifestValidator.validate(sent);
         byte[] manifestValue = config.manifestFormat() == ManifestFormat.AVRO
                 ? ManifestParser.toAvro(sent) : ManifestParser.toJson(sent);
@@ -153,6 +153,20 @@ public final class DumpPublisher implements AutoCloseable {
         long bytes = manifestValue.length + bufferBytes;
         LOG.debug("published dump {}: {} messages, {} bytes", dumpId, messages, bytes);
         return new PublishResult(dumpId, messages, bytes, chunks, sent);
+    }
+
+    /**
+     * The manifest as published: a shallow copy with the chunk fields set. Not {@code DumpManifest.newBuilder(m)}: its deep copy
+     * loads record classes by name, which Avro 1.12's class-security check refuses for our package.
+     */
+    public static DumpManifest withChunks(DumpManifest m, int chunkBytes, List<Long> crcs) {
+        DumpManifest copy = new DumpManifest();
+        for (int i = 0; i < DumpManifest.SCHEMA$.getFields().size(); i++) {
+            copy.put(i, m.get(i));
+        }
+        copy.setChunkBytes(chunkBytes);
+        copy.setChunkCrc32c(crcs);
+        return copy;
     }
 
     private List<Long> checksums(Source source, long bufferBytes, int chunkBytes, int chunks) throws IOException {
