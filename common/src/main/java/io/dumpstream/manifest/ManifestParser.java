@@ -53,6 +53,10 @@ public final class ManifestParser {
                     .build())
             .build();
 
+    static {
+        AvroTrust.ensure();
+    }
+
     private ManifestParser() {
     }
 

@@ -96,6 +96,7 @@ public final class DumpPublisher implements AutoCloseable {
         int chunks = Math.toIntExact(Manifests.chunkCount(bufferBytes, chunkBytes));
 
         List<Long> crcs = checksums(source, bufferBytes, chunkBytes, chunks);
+        io.dumpstream.manifest.AvroTrust.ensure();
         DumpManifest sent = DumpManifest.newBuilder(manifest).setChunkBytes(chunkBytes).setChunkCrc32c(crcs).build();
         ManifestValidator.validate(sent);
         byte[] manifestValue = config.manifestFormat() == ManifestFormat.AVRO
