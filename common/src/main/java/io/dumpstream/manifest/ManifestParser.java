@@ -10,7 +10,6 @@ import com.fasterxml.jackson.core.StreamReadFeature;
 import io.dumpstream.format.DumpFormatException;
 import io.dumpstream.format.ReasonCode;
 import io.dumpstream.schema.DumpManifest;
-import io.dumpstream.schema.RecordPlan;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaNormalization;
 import org.apache.avro.generic.IndexedRecord;
@@ -53,6 +52,10 @@ public final class ManifestParser {
                     .maxDocumentLength(MAX_MANIFEST_BYTES)
                     .build())
             .build();
+
+    static {
+        AvroTrust.ensure();
+    }
 
     private ManifestParser() {
     }
@@ -139,20 +142,6 @@ public final class ManifestParser {
         if (bytes.length > MAX_MANIFEST_BYTES) {
             throw invalid("manifest: " + bytes.length + " bytes exceeds the limit of " + MAX_MANIFEST_BYTES);
         }
-    }
-
-    /**
-     * A fresh generated record for {@code s}. Built directly: Avro 1.12's SpecificData.newRecord
-     * loads the class by name and its class-security check refuses io.dumpstream.schema.
-     */
-    private static IndexedRecord newRecord(Schema s) {
-        if (s.getFullName().equals(DumpManifest.SCHEMA$.getFullName())) {
-            return new DumpManifest();
-        }
-        if (s.getFullName().equals(RecordPlan.SCHEMA$.getFullName())) {
-            return new RecordPlan();
-        }
-        throw new IllegalStateException("no generated class for record " + s.getFullName());
     }
 
     static DumpFormatException invalid(String message) {
@@ -282,6 +271,17 @@ public final class ManifestParser {
             }
             rec.put(f.pos(), SPECIFIC.getDefaultValue(f));
         }
+    }
+
+    /** New instances of the generated classes, without Avro's reflective class lookup. */
+    private static IndexedRecord newRecord(Schema s) {
+        if (s.getFullName().equals(DumpManifest.getClassSchema().getFullName())) {
+            return new DumpManifest();
+        }
+        if (s.getFullName().equals(io.dumpstream.schema.RecordPlan.getClassSchema().getFullName())) {
+            return new io.dumpstream.schema.RecordPlan();
+        }
+        throw new IllegalStateException("no class for record schema " + s.getFullName());
     }
 
     private static Schema nonNull(Schema union) {

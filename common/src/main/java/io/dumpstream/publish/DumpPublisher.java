@@ -156,8 +156,8 @@ public final class DumpPublisher implements AutoCloseable {
     }
 
     /**
-     * The manifest as published: a shallow copy with the chunk fields set. Not {@code DumpManifest.newBuilder(m)}: its deep copy
-     * loads record classes by name, which Avro 1.12's class-security check refuses for our package.
+     * The manifest as published: a shallow copy with the chunk fields set, so the caller's manifest
+     * is untouched and its (up to 4096) records are shared rather than deep-copied per publish.
      */
     public static DumpManifest withChunks(DumpManifest m, int chunkBytes, List<Long> crcs) {
         DumpManifest copy = new DumpManifest();

@@ -15,6 +15,7 @@ public final class Main {
     /** Every command, in the order {@code --help} lists them. Add new commands here. */
     static List<Command> commands() {
         return List.of(
+                new DecodeCommand(),
                 new KafkaCommand(),
                 new PublishCommand(),
                 new AgentCommand());

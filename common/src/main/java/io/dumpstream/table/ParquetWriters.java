@@ -1,0 +1,192 @@
+package io.dumpstream.table;
+
+import java.io.IOException;
+import java.io.Serializable;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import org.apache.avro.Schema;
+import org.apache.avro.generic.GenericData;
+import org.apache.avro.specific.SpecificData;
+import org.apache.avro.specific.SpecificRecord;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.parquet.avro.AvroParquetWriter;
+import org.apache.parquet.avro.AvroWriteSupport;
+import org.apache.parquet.bytes.BytesInput;
+import org.apache.parquet.hadoop.CodecFactory;
+import org.apache.parquet.hadoop.ParquetWriter;
+import org.apache.parquet.hadoop.metadata.CompressionCodecName;
+import org.apache.parquet.io.OutputFile;
+import org.apache.parquet.io.PositionOutputStream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Builds the Parquet writers of every output table, from the offline {@link TableWriter} and,
+ * through {@link #create(PositionOutputStream, Schema, GenericData, Settings)}, from a Flink bulk
+ * writer.
+ *
+ * <p>Memory stays bounded with multi-MiB binary values: parquet-java checks the buffered size of a
+ * row group only every {@code minRowCountForPageSizeCheck..maxRowCountForPageSizeCheck} rows
+ * (defaults 100..10000, see {@code InternalParquetRecordWriter.checkBlockSizeReached} and
+ * {@code ColumnWriteStoreBase.sizeCheck}), so with 4 MiB rows a 64 MiB row group could grow to
+ * 400 MiB before the first check. We set the minimum to 1 and the maximum to
+ * {@link Settings#maxRowsBetweenSizeChecks()} so a row-group and page flush check runs at least
+ * every few rows. Binary columns also get no dictionary (a 4 MiB value would only fill the
+ * dictionary and fall back) and no min/max statistics (which would hold copies of the values).
+ */
+public final class ParquetWriters {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ParquetWriters.class);
+
+    /** Default row group size: 64 MiB. */
+    public static final long DEFAULT_ROW_GROUP_BYTES = 64L << 20;
+    /** Default page size: 1 MiB (parquet-java's default). */
+    public static final int DEFAULT_PAGE_BYTES = 1 << 20;
+    /** Default for {@link Settings#maxRowsBetweenSizeChecks()}. */
+    public static final int DEFAULT_MAX_ROWS_BETWEEN_SIZE_CHECKS = 4;
+
+    private static volatile CompressionCodecName defaultCodec;
+
+    private ParquetWriters() {}
+
+    /**
+     * Writer settings; serializable so a Flink writer factory can carry them.
+     *
+     * @param codec compression, ZSTD or SNAPPY (never UNCOMPRESSED, CONTRACT §6)
+     * @param rowGroupBytes target row group size
+     * @param pageBytes target page size
+     * @param maxRowsBetweenSizeChecks most rows written between two buffered-size checks
+     */
+    public record Settings(CompressionCodecName codec, long rowGroupBytes, int pageBytes, int maxRowsBetweenSizeChecks)
+            implements Serializable {
+
+        public Settings {
+            Objects.requireNonNull(codec, "codec");
+            if (codec == CompressionCodecName.UNCOMPRESSED) {
+                throw new IllegalArgumentException("codec must compress (CONTRACT section 6): " + codec);
+            }
+            if (rowGroupBytes < 1 << 16) {
+                throw new IllegalArgumentException("rowGroupBytes must be >= 65536: " + rowGroupBytes);
+            }
+            if (pageBytes < 1024 || pageBytes > rowGroupBytes) {
+                throw new IllegalArgumentException("pageBytes must be in [1024, rowGroupBytes]: " + pageBytes);
+            }
+            if (maxRowsBetweenSizeChecks < 1) {
+                throw new IllegalArgumentException("maxRowsBetweenSizeChecks must be >= 1: " + maxRowsBetweenSizeChecks);
+            }
+        }
+
+        /** ZSTD (or Snappy when ZSTD cannot load), 64 MiB row groups, 1 MiB pages, a check every 4 rows at most. */
+        public static Settings defaults() {
+            return new Settings(defaultCodec(), DEFAULT_ROW_GROUP_BYTES, DEFAULT_PAGE_BYTES, DEFAULT_MAX_ROWS_BETWEEN_SIZE_CHECKS);
+        }
+
+        public Settings withCodec(CompressionCodecName value) {
+            return new Settings(value, rowGroupBytes, pageBytes, maxRowsBetweenSizeChecks);
+        }
+
+        public Settings withRowGroupBytes(long value) {
+            return new Settings(codec, value, Math.min(pageBytes, (int) Math.min(value, Integer.MAX_VALUE)), maxRowsBetweenSizeChecks);
+        }
+
+        public Settings withPageBytes(int value) {
+            return new Settings(codec, rowGroupBytes, value, maxRowsBetweenSizeChecks);
+        }
+
+        public Settings withMaxRowsBetweenSizeChecks(int value) {
+            return new Settings(codec, rowGroupBytes, pageBytes, value);
+        }
+    }
+
+    /**
+     * ZSTD when its native library loads and compresses here, else Snappy (logged once). Checked by
+     * compressing a few bytes through parquet's own codec factory, i.e. the path the writer takes.
+     */
+    public static CompressionCodecName defaultCodec() {
+        CompressionCodecName codec = defaultCodec;
+        if (codec == null) {
+            codec = codecWorks(CompressionCodecName.ZSTD) ? CompressionCodecName.ZSTD : CompressionCodecName.SNAPPY;
+            if (codec != CompressionCodecName.ZSTD) {
+                LOG.warn("ZSTD does not load on this machine; writing Parquet with {}", codec);
+            }
+            defaultCodec = codec;
+        }
+        return codec;
+    }
+
+    /** Whether parquet-java can compress with {@code codec} in this JVM. */
+    public static boolean codecWorks(CompressionCodecName codec) {
+        CodecFactory factory = new CodecFactory(new Configuration(false), 64 * 1024);
+        try {
+            byte[] sample = "dumpstream codec probe dumpstream codec probe".getBytes(StandardCharsets.US_ASCII);
+            return factory.getCompressor(codec).compress(BytesInput.from(sample)).size() > 0;
+        } catch (IOException | RuntimeException | LinkageError e) {
+            LOG.debug("codec {} does not work here", codec, e);
+            return false;
+        } finally {
+            factory.release();
+        }
+    }
+
+    /** The Avro data model of a generated class, with its logical-type conversions (e.g. Instant). */
+    public static SpecificData modelOf(Class<? extends SpecificRecord> type) {
+        return SpecificData.getForClass(type);
+    }
+
+    /** Writer for a generated Avro class into a new local file (which must not exist yet). */
+    public static <T extends SpecificRecord> ParquetWriter<T> create(Path file, Class<T> type, Settings settings)
+            throws IOException {
+        SpecificData model = modelOf(type);
+        return create(new ChannelOutputFile(file), model.getSchema(type), model, settings);
+    }
+
+    /**
+     * Writer over a position-tracking stream, for a Flink {@code BulkWriter}: the writer writes
+     * from the stream's current position and closes the stream when it is closed, so pass a
+     * stream whose {@code close()} only flushes when the caller owns the underlying stream.
+     */
+    public static <T> ParquetWriter<T> create(
+            PositionOutputStream out, Schema schema, GenericData model, Settings settings) throws IOException {
+        return create(new StreamOutputFile(out), schema, model, settings);
+    }
+
+    /** Writer for any {@link OutputFile} (created, never overwritten). */
+    public static <T> ParquetWriter<T> create(OutputFile file, Schema schema, GenericData model, Settings settings)
+            throws IOException {
+        Objects.requireNonNull(schema, "schema");
+        Objects.requireNonNull(model, "model");
+        AvroParquetWriter.Builder<T> builder = AvroParquetWriter.<T>builder(file)
+                .withSchema(schema)
+                .withDataModel(model)
+                .withCompressionCodec(settings.codec())
+                .withRowGroupSize(settings.rowGroupBytes())
+                .withPageSize(settings.pageBytes())
+                .withDictionaryPageSize(settings.pageBytes())
+                .withMinRowCountForPageSizeCheck(1)
+                .withMaxRowCountForPageSizeCheck(settings.maxRowsBetweenSizeChecks())
+                // the three-level LIST layout is what Spark, Trino and DuckDB expect for shape
+                .config(AvroWriteSupport.WRITE_OLD_LIST_STRUCTURE, "false");
+        for (String column : binaryColumns(schema)) {
+            builder = builder.withDictionaryEncoding(column, false).withStatisticsEnabled(column, false);
+        }
+        return builder.build();
+    }
+
+    /** Top-level fields of type bytes (or a nullable bytes union). */
+    static List<String> binaryColumns(Schema schema) {
+        List<String> columns = new ArrayList<>();
+        for (Schema.Field field : schema.getFields()) {
+            Schema type = field.schema();
+            boolean binary = type.getType() == Schema.Type.BYTES
+                    || type.getType() == Schema.Type.UNION
+                            && type.getTypes().stream().anyMatch(t -> t.getType() == Schema.Type.BYTES);
+            if (binary) {
+                columns.add(field.name());
+            }
+        }
+        return columns;
+    }
+}
