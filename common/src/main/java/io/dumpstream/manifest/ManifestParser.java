@@ -135,6 +135,21 @@ public final class ManifestParser {
         }
     }
 
+    /**
+     * A new instance of one of the two generated record classes. Avro 1.12 refuses to load classes
+     * by name from packages not listed in org.apache.avro.SERIALIZABLE_PACKAGES, so
+     * SpecificData.newRecord fails for io.dumpstream.schema; the two classes are known here.
+     */
+    private static IndexedRecord newRecord(Schema s) {
+        if (s.getFullName().equals(DumpManifest.getClassSchema().getFullName())) {
+            return new DumpManifest();
+        }
+        if (s.getFullName().equals(io.dumpstream.schema.RecordPlan.getClassSchema().getFullName())) {
+            return new io.dumpstream.schema.RecordPlan();
+        }
+        throw new IllegalStateException("no generated class for record " + s.getFullName());
+    }
+
     private static void checkSize(byte[] bytes) throws DumpFormatException {
         if (bytes == null || bytes.length == 0) {
             throw invalid("manifest: empty");
