@@ -288,17 +288,6 @@ public final class ManifestParser {
         }
     }
 
-    /** New instances of the generated classes, without Avro's reflective class lookup. */
-    private static IndexedRecord newRecord(Schema s) {
-        if (s.getFullName().equals(DumpManifest.getClassSchema().getFullName())) {
-            return new DumpManifest();
-        }
-        if (s.getFullName().equals(io.dumpstream.schema.RecordPlan.getClassSchema().getFullName())) {
-            return new io.dumpstream.schema.RecordPlan();
-        }
-        throw new IllegalStateException("no class for record schema " + s.getFullName());
-    }
-
     private static Schema nonNull(Schema union) {
         for (Schema branch : union.getTypes()) {
             if (branch.getType() != Schema.Type.NULL) {
