@@ -23,7 +23,9 @@ import kafka.server.KafkaRaftServer;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.utils.Time;
@@ -165,10 +167,17 @@ public final class LocalKafka implements AutoCloseable {
                     TopicDescription d = admin.describeTopics(List.of(name)).allTopicNames().get(10, TimeUnit.SECONDS)
                             .get(name);
                     if (d.partitions().stream().allMatch(p -> p.leader() != null && p.leader().id() >= 0)) {
+                        // Metadata can name the leader before its replica manager leads the partition; a
+                        // produce then fails NOT_LEADER and an idempotent producer's retry can get stuck on
+                        // OUT_OF_ORDER_SEQUENCE_NUMBER. ListOffsets is answered by the leader itself.
+                        Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+                        d.partitions().forEach(p -> latest.put(new TopicPartition(name, p.partition()),
+                                OffsetSpec.latest()));
+                        admin.listOffsets(latest).all().get(10, TimeUnit.SECONDS);
                         return;
                     }
                 } catch (ExecutionException e) {
-                    // not visible in metadata yet
+                    // not visible in metadata, or not led yet
                 }
                 if (System.nanoTime() > deadline) {
                     throw new IllegalStateException("topic " + name + " has no leader after 30 s");
