@@ -61,8 +61,6 @@ public final class OfflineDecoder {
             writer.write(Rows.unusableOutcome(id, e.reason(), now), null, null);
             return new Summary(id, Outcome.REJECTED, e.reason().name(), 0, 0, 1, 0);
         }
-        String runId = m.getRunId();
-        int rank = m.getRank();
         Sink sink = new Sink(m, now);
         DumpAssembly a = new DumpAssembly(m, new AssemblyState());
         try (FileChannel ch = FileChannel.open(bufferFile, StandardOpenOption.READ)) {

@@ -61,10 +61,18 @@ public final class TensorStats {
                 float32(b, off, n, a);
                 break;
             case FLOAT16:
-                half(b, off, n, a);
+                if (n >= HISTOGRAM_MIN) {
+                    histogram16(b, off, n, a, false);
+                } else {
+                    half(b, off, n, a);
+                }
                 break;
             case BFLOAT16:
-                bfloat16(b, off, n, a);
+                if (n >= HISTOGRAM_MIN) {
+                    histogram16(b, off, n, a, true);
+                } else {
+                    bfloat16(b, off, n, a);
+                }
                 break;
             case FLOAT8_E4M3FN:
                 for (int i = 0; i < n; i++) {
@@ -106,6 +114,54 @@ public final class TensorStats {
                 throw new IllegalStateException("dtype not handled: " + dtype);
         }
         return a.stats(n);
+    }
+
+    /** From this many 16-bit elements on, counting bit patterns beats decoding each element. */
+    static final int HISTOGRAM_MIN = 65536;
+    private static final ThreadLocal<int[]> BINS = ThreadLocal.withInitial(() -> new int[1 << 16]);
+
+    /**
+     * 16-bit floats: count each bit pattern (one increment per element, no floating point in the
+     * loop), then fold the 65536 bins into the statistics, clearing them for the next call. Sums
+     * become count x value: exact in order-independent form.
+     */
+    private static void histogram16(byte[] b, int off, int n, Acc a, boolean bf16) {
+        int[] bins = BINS.get();
+        int i = 0;
+        for (; i + 1 < n; i += 2) {
+            int pair = (int) I32.get(b, off + 2 * i);
+            bins[pair & 0xFFFF]++;
+            bins[pair >>> 16]++;
+        }
+        for (; i < n; i++) {
+            bins[(short) I16.get(b, off + 2 * i) & 0xFFFF]++;
+        }
+        for (int bits = 0; bits < bins.length; bits++) {
+            int c = bins[bits];
+            if (c == 0) {
+                continue;
+            }
+            bins[bits] = 0;
+            double v = bf16 ? Float.intBitsToFloat(bits << 16) : HALF[bits];
+            if (v != v) {
+                a.nan += c;
+            } else if (v == Double.POSITIVE_INFINITY || v == Double.NEGATIVE_INFINITY) {
+                a.inf += c;
+            } else {
+                if (v == 0) {
+                    a.zero += c;
+                }
+                a.finite += c;
+                a.sum += c * v;
+                a.sumSq += c * v * v;
+                if (v < a.min) {
+                    a.min = v;
+                }
+                if (v > a.max) {
+                    a.max = v;
+                }
+            }
+        }
     }
 
     /*

@@ -15,7 +15,10 @@ public final class Main {
     /** Every command, in the order {@code --help} lists them. Add new commands here. */
     static List<Command> commands() {
         return List.of(
-                new DecodeCommand());
+                new DecodeCommand(),
+                new KafkaCommand(),
+                new PublishCommand(),
+                new AgentCommand());
     }
 
     public static void main(String[] argv) {

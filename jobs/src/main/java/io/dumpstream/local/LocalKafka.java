@@ -1,0 +1,394 @@
+package io.dumpstream.local;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import kafka.server.KafkaConfig;
+import kafka.server.KafkaRaftServer;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.metadata.storage.Formatter;
+import org.apache.kafka.server.common.MetadataVersion;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A real single-node Apache Kafka broker (KRaft, combined broker and controller) running in this
+ * JVM on loopback, for local runs and tests.
+ *
+ * <p>The broker and controller ports are fixed when the object is built, so {@link #stop()} then
+ * {@link #start()} (or {@link #restart()}) brings the same broker back on the same address with the
+ * same data: what clients see as "broker down, then up". Limits fit 1 MiB chunks and manifests up
+ * to 16 MiB; the transaction and offsets topics use one replica so transactional producers work.
+ */
+public final class LocalKafka implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(LocalKafka.class);
+
+    /** Largest record batch the broker accepts: a 16 MiB manifest plus 2 MiB of headroom. */
+    public static final int MAX_MESSAGE_BYTES = 18 * 1024 * 1024;
+    private static final int NODE_ID = 1;
+    private static final String CLUSTER_ID_FILE = "local-kafka.cluster-id";
+
+    private final int port;
+    private final int controllerPort;
+    private final Path dataDir;
+    private final boolean deleteOnClose;
+    private final int defaultPartitions;
+    private final Map<String, String> overrides;
+    private KafkaRaftServer server;
+    private Duration lastStartup = Duration.ZERO;
+
+    private LocalKafka(Builder b) throws IOException {
+        this.port = b.port == 0 ? freePort() : b.port;
+        this.controllerPort = b.controllerPort == 0 ? freePort(this.port) : b.controllerPort;
+        if (b.dataDir == null) {
+            this.dataDir = Files.createTempDirectory("local-kafka-");
+            this.deleteOnClose = true;
+        } else {
+            this.dataDir = b.dataDir.toAbsolutePath();
+            this.deleteOnClose = false;
+        }
+        this.defaultPartitions = b.defaultPartitions;
+        this.overrides = Map.copyOf(b.overrides);
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Starts a broker on a free port with a temporary data directory removed by {@link #close()}. */
+    public static LocalKafka startEphemeral() throws IOException {
+        return builder().build().start();
+    }
+
+    /** Formats the data directory on first use, then starts the broker and waits until it serves clients. */
+    public synchronized LocalKafka start() throws IOException {
+        if (server != null) {
+            throw new IllegalStateException("broker on port " + port + " is already running");
+        }
+        long t0 = System.nanoTime();
+        Map<String, String> props = brokerProperties();
+        KafkaConfig config = new KafkaConfig(props, false);
+        formatIfNeeded();
+        KafkaRaftServer s = new KafkaRaftServer(config, Time.SYSTEM);
+        try {
+            s.startup();
+        } catch (RuntimeException e) {
+            shutdownQuietly(s);
+            throw new IOException("Kafka broker on 127.0.0.1:" + port + " (dir " + dataDir + ") failed to start: "
+                    + e.getMessage(), e);
+        }
+        server = s;
+        awaitReady(Duration.ofSeconds(60));
+        lastStartup = Duration.ofNanos(System.nanoTime() - t0);
+        LOG.info("Kafka broker up at {} (data {}) in {} ms", bootstrapServers(), dataDir, lastStartup.toMillis());
+        return this;
+    }
+
+    /** Stops the broker cleanly and waits for it; the data directory is kept. No-op when stopped. */
+    public synchronized void stop() {
+        if (server == null) {
+            return;
+        }
+        long t0 = System.nanoTime();
+        KafkaRaftServer s = server;
+        server = null;
+        shutdownQuietly(s);
+        LOG.info("Kafka broker at {} stopped in {} ms", bootstrapServers(),
+                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
+    }
+
+    /** {@link #stop()} then {@link #start()} on the same ports and data directory. */
+    public synchronized LocalKafka restart() throws IOException {
+        stop();
+        return start();
+    }
+
+    public synchronized boolean isRunning() {
+        return server != null;
+    }
+
+    /** {@code 127.0.0.1:<port>}; valid before start and after stop. */
+    public String bootstrapServers() {
+        return "127.0.0.1:" + port;
+    }
+
+    public int port() {
+        return port;
+    }
+
+    public Path dataDir() {
+        return dataDir;
+    }
+
+    /** How long the last {@link #start()} took, formatting included. */
+    public Duration lastStartupTime() {
+        return lastStartup;
+    }
+
+    /** Creates a topic (no-op if it exists) and waits until every partition has a leader. */
+    public void createTopic(String name, int partitions) {
+        if (partitions < 1) {
+            throw new IllegalArgumentException("partitions must be >= 1, got " + partitions);
+        }
+        try (Admin admin = admin()) {
+            try {
+                admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1))).all().get(30, TimeUnit.SECONDS);
+            } catch (ExecutionException e) {
+                if (!(e.getCause() instanceof TopicExistsException)) {
+                    throw new IllegalStateException("creating topic " + name + " failed: " + e.getCause(), e.getCause());
+                }
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (true) {
+                try {
+                    TopicDescription d = admin.describeTopics(List.of(name)).allTopicNames().get(10, TimeUnit.SECONDS)
+                            .get(name);
+                    if (d.partitions().stream().allMatch(p -> p.leader() != null && p.leader().id() >= 0)) {
+                        // Metadata can name the leader before its replica manager leads the partition; a
+                        // produce then fails NOT_LEADER and an idempotent producer's retry can get stuck on
+                        // OUT_OF_ORDER_SEQUENCE_NUMBER. ListOffsets is answered by the leader itself.
+                        Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+                        d.partitions().forEach(p -> latest.put(new TopicPartition(name, p.partition()),
+                                OffsetSpec.latest()));
+                        admin.listOffsets(latest).all().get(10, TimeUnit.SECONDS);
+                        return;
+                    }
+                } catch (ExecutionException e) {
+                    // not visible in metadata, or not led yet
+                }
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("topic " + name + " has no leader after 30 s");
+                }
+                Thread.sleep(50);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while creating topic " + name, e);
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new IllegalStateException("creating topic " + name + " timed out", e);
+        }
+    }
+
+    /** An admin client for this broker; the caller closes it. */
+    public Admin admin() {
+        Properties p = new Properties();
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
+        p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
+        p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "30000");
+        return Admin.create(p);
+    }
+
+    /** Stops the broker; a temporary data directory is deleted. */
+    @Override
+    public void close() {
+        stop();
+        if (deleteOnClose) {
+            deleteRecursively(dataDir);
+        }
+    }
+
+    private Map<String, String> brokerProperties() {
+        String max = Integer.toString(MAX_MESSAGE_BYTES);
+        Map<String, String> p = new HashMap<>();
+        p.put("process.roles", "broker,controller");
+        p.put("node.id", Integer.toString(NODE_ID));
+        p.put("controller.quorum.voters", NODE_ID + "@127.0.0.1:" + controllerPort);
+        p.put("listeners", "PLAINTEXT://127.0.0.1:" + port + ",CONTROLLER://127.0.0.1:" + controllerPort);
+        p.put("advertised.listeners", "PLAINTEXT://127.0.0.1:" + port);
+        p.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
+        p.put("controller.listener.names", "CONTROLLER");
+        p.put("inter.broker.listener.name", "PLAINTEXT");
+        p.put("log.dirs", logDir().toString());
+        p.put("num.partitions", Integer.toString(defaultPartitions));
+        p.put("default.replication.factor", "1");
+        p.put("auto.create.topics.enable", "true");
+        p.put("offsets.topic.replication.factor", "1");
+        p.put("offsets.topic.num.partitions", "1");
+        p.put("transaction.state.log.replication.factor", "1");
+        p.put("transaction.state.log.min.isr", "1");
+        p.put("transaction.state.log.num.partitions", "1");
+        p.put("share.coordinator.state.topic.replication.factor", "1");
+        p.put("share.coordinator.state.topic.min.isr", "1");
+        p.put("group.initial.rebalance.delay.ms", "0");
+        p.put("message.max.bytes", max);
+        p.put("replica.fetch.max.bytes", max);
+        p.put("replica.fetch.response.max.bytes", Integer.toString(2 * MAX_MESSAGE_BYTES));
+        p.put("fetch.max.bytes", Integer.toString(4 * MAX_MESSAGE_BYTES));
+        p.put("socket.request.max.bytes", Integer.toString(8 * MAX_MESSAGE_BYTES));
+        // The cleaner only compacts the small internal topics here; its 128 MiB default buffer is waste.
+        p.put("log.cleaner.dedupe.buffer.size", Integer.toString(8 * 1024 * 1024));
+        p.put("num.network.threads", "2");
+        p.put("num.io.threads", "4");
+        p.put("log.flush.interval.messages", Long.toString(Long.MAX_VALUE));
+        p.putAll(overrides);
+        return p;
+    }
+
+    private Path logDir() {
+        return dataDir.resolve("kraft-logs");
+    }
+
+    private void formatIfNeeded() throws IOException {
+        Path logDir = logDir();
+        if (Files.exists(logDir.resolve("meta.properties"))) {
+            return;
+        }
+        Files.createDirectories(logDir);
+        String clusterId = Uuid.randomUuid().toString();
+        Formatter f = new Formatter()
+                .setPrintStream(new PrintStream(java.io.OutputStream.nullOutputStream(), true, StandardCharsets.UTF_8))
+                .setNodeId(NODE_ID)
+                .setClusterId(clusterId)
+                .setDirectories(List.of(logDir.toString()))
+                .setMetadataLogDirectory(logDir.toString())
+                .setControllerListenerName("CONTROLLER")
+                .setReleaseVersion(MetadataVersion.LATEST_PRODUCTION)
+                .setUnstableFeatureVersionsEnabled(false)
+                .setHasDynamicQuorum(false);
+        try {
+            f.run();
+        } catch (Exception e) {
+            throw new IOException("formatting Kafka storage in " + logDir + " failed: " + e.getMessage(), e);
+        }
+        Files.writeString(dataDir.resolve(CLUSTER_ID_FILE), clusterId + "\n");
+        LOG.info("formatted Kafka storage in {} (cluster id {})", logDir, clusterId);
+    }
+
+    private void awaitReady(Duration timeout) throws IOException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        try (Admin admin = admin()) {
+            while (true) {
+                try {
+                    if (!admin.describeCluster().nodes().get(5, TimeUnit.SECONDS).isEmpty()) {
+                        return;
+                    }
+                } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
+                    // not serving yet
+                }
+                if (System.nanoTime() > deadline) {
+                    throw new IOException("Kafka broker at " + bootstrapServers() + " not ready after " + timeout);
+                }
+                Thread.sleep(50);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while waiting for the broker", e);
+        }
+    }
+
+    private static void shutdownQuietly(KafkaRaftServer s) {
+        try {
+            s.shutdown();
+            s.awaitShutdown();
+        } catch (RuntimeException e) {
+            LOG.warn("Kafka broker shutdown failed: {}", e.toString());
+        }
+    }
+
+    private static int freePort(int... avoid) throws IOException {
+        for (int attempt = 0; attempt < 20; attempt++) {
+            try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+                int p = s.getLocalPort();
+                if (avoid.length == 0 || p != avoid[0]) {
+                    return p;
+                }
+            }
+        }
+        throw new IOException("no free loopback port found");
+    }
+
+    private static void deleteRecursively(Path dir) {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (Stream<Path> walk = Files.walk(dir)) {
+            walk.sorted(Comparator.reverseOrder()).forEach(p -> {
+                try {
+                    Files.deleteIfExists(p);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            });
+        } catch (IOException | UncheckedIOException e) {
+            LOG.warn("could not delete {}: {}", dir, e.toString());
+        }
+    }
+
+    /** Options of a {@link LocalKafka}; every one has a default. */
+    public static final class Builder {
+        private int port;
+        private int controllerPort;
+        private Path dataDir;
+        private int defaultPartitions = 1;
+        private final Map<String, String> overrides = new HashMap<>();
+
+        private Builder() {
+        }
+
+        /** Client port on 127.0.0.1; 0 (the default) picks a free one once, kept across restarts. */
+        public Builder port(int port) {
+            if (port < 0 || port > 65535) {
+                throw new IllegalArgumentException("port must be in [0, 65535], got " + port);
+            }
+            this.port = port;
+            return this;
+        }
+
+        /** KRaft controller port; 0 (the default) picks a free one. */
+        public Builder controllerPort(int port) {
+            if (port < 0 || port > 65535) {
+                throw new IllegalArgumentException("controller port must be in [0, 65535], got " + port);
+            }
+            this.controllerPort = port;
+            return this;
+        }
+
+        /** Data directory, kept on close; without one a temporary directory is used and deleted. */
+        public Builder dataDir(Path dir) {
+            this.dataDir = dir;
+            return this;
+        }
+
+        /** Partitions of auto-created topics. */
+        public Builder defaultPartitions(int n) {
+            if (n < 1) {
+                throw new IllegalArgumentException("default partitions must be >= 1, got " + n);
+            }
+            this.defaultPartitions = n;
+            return this;
+        }
+
+        /** Any broker property, applied last. */
+        public Builder brokerProperty(String name, String value) {
+            overrides.put(name, value);
+            return this;
+        }
+
+        public LocalKafka build() throws IOException {
+            return new LocalKafka(this);
+        }
+    }
+}
