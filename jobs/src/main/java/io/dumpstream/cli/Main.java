@@ -18,7 +18,8 @@ public final class Main {
                 new DecodeCommand(),
                 new KafkaCommand(),
                 new PublishCommand(),
-                new AgentCommand());
+                new AgentCommand(),
+                new SimulateCommand());
     }
 
     public static void main(String[] argv) {
