@@ -226,15 +226,18 @@ public final class SimulateCommand implements Command {
         return m;
     }
 
-    /** {@code <run_id with unsafe characters as _>.r<rank>.l<launch_id>}, e.g. {@code sim-1.r0.l3}. */
+    /**
+     * {@code <run_id with unsafe characters as _>.r<rank>.l<launch_id>}, e.g. {@code sim-1.r0.l3}:
+     * the first 100 code points of run_id, each kept when it is an ASCII letter, digit, {@code -},
+     * {@code _} or a {@code .} not in first place. deploy/rank/l1_spool.py names pairs the same way.
+     */
     static String spoolName(DumpManifest m) {
         StringBuilder s = new StringBuilder();
-        for (int i = 0; i < m.getRunId().length() && s.length() < 100; i++) {
-            char ch = m.getRunId().charAt(i);
+        m.getRunId().codePoints().limit(100).forEach(ch -> {
             boolean safe = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9')
                     || ch == '-' || ch == '_' || (ch == '.' && s.length() > 0);
-            s.append(safe ? ch : '_');
-        }
+            s.append(safe ? (char) ch : '_');
+        });
         return s.append(".r").append(m.getRank()).append(".l").append(m.getLaunchId()).toString();
     }
 
