@@ -28,7 +28,16 @@ public final class Rows {
 
     /** The snapshot row of accepted record {@code i}: decodes its statistics from {@code payload}. */
     public static TensorSnapshot snapshot(DumpManifest m, int i, byte[] payload, Instant now) {
-        RecordPlan r = m.getRecords().get(i);
+        return snapshot(Manifests.dumpId(m), m.getRunId(), m.getLaunchId(), m.getStep(), m.getRecords().get(i), i,
+                payload, now);
+    }
+
+    /**
+     * The snapshot row of accepted record {@code i} from its plan and its dump's identity alone,
+     * for drivers that ship one record at a time (the Flink job) rather than the whole manifest.
+     */
+    public static TensorSnapshot snapshot(String dumpId, String runId, long launchId, Long step, RecordPlan r, int i,
+                                          byte[] payload, Instant now) {
         Dtype d = Dtype.fromName(r.getDtype());
         TensorStats.Stats st = TensorStats.compute(d, payload, 0, payload.length);
         CRC32C crc = new CRC32C();
@@ -36,11 +45,11 @@ public final class Rows {
         List<Long> stored = r.getTruncated() ? List.of((long) (payload.length / d.elementSize()))
                 : new ArrayList<>(r.getActualShape());
         return TensorSnapshot.newBuilder()
-                .setDumpId(Manifests.dumpId(m))
-                .setRunId(m.getRunId())
+                .setDumpId(dumpId)
+                .setRunId(runId)
                 .setStageName(r.getStage())
-                .setLaunchId(m.getLaunchId())
-                .setStep(m.getStep())
+                .setLaunchId(launchId)
+                .setStep(step)
                 .setRecordIndex(i)
                 .setTaskId(r.getTaskId())
                 .setTaskIndex(r.getTaskIndex())

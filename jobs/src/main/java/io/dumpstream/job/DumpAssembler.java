@@ -1,0 +1,711 @@
+package io.dumpstream.job;
+
+import io.dumpstream.assemble.AssemblyOutput;
+import io.dumpstream.assemble.AssemblyState;
+import io.dumpstream.assemble.DumpAssembly;
+import io.dumpstream.assemble.Outcome;
+import io.dumpstream.format.DumpFormatException;
+import io.dumpstream.format.ReasonCode;
+import io.dumpstream.manifest.ManifestParser;
+import io.dumpstream.manifest.Manifests;
+import io.dumpstream.publish.L1Headers;
+import io.dumpstream.schema.DumpManifest;
+import io.dumpstream.schema.DumpOutcome;
+import io.dumpstream.schema.RecordPlan;
+import io.dumpstream.schema.RejectedRecord;
+import io.dumpstream.decode.Rows;
+import io.dumpstream.table.HivePartition;
+
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.api.common.state.CheckpointListener;
+import org.apache.flink.api.common.state.ListState;
+import org.apache.flink.api.common.state.ListStateDescriptor;
+import org.apache.flink.api.common.state.MapState;
+import org.apache.flink.api.common.state.MapStateDescriptor;
+import org.apache.flink.api.common.state.ValueState;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeinfo.TypeHint;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.Histogram;
+import org.apache.flink.metrics.MetricGroup;
+import org.apache.flink.runtime.metrics.DescriptiveStatisticsHistogram;
+import org.apache.flink.runtime.state.FunctionInitializationContext;
+import org.apache.flink.runtime.state.FunctionSnapshotContext;
+import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
+import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
+import org.apache.flink.util.Collector;
+import org.apache.flink.util.OutputTag;
+
+import java.nio.ByteBuffer;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Keyed by dump id: assembles each dump from its manifest and chunks, in any order, with
+ * duplicates and re-sends, and decides every record with {@link DumpAssembly}. Accepted records go
+ * out on the main output (to be decoded in parallel); rejects, dump outcomes and dead-letter
+ * messages on side outputs.
+ *
+ * <p>All state is Flink keyed state: the manifest message, the assembly (record table plus the slot
+ * in flight), chunks that arrived ahead of their turn, the head chunks while the header is not yet
+ * decided, and after the outcome only a small {@link DoneMarker} until the retention timer clears
+ * it. Chunks that arrive in order are consumed at once and never stored.
+ */
+public class DumpAssembler extends KeyedProcessFunction<String, L1Message, RecordWork>
+        implements CheckpointedFunction, CheckpointListener {
+    private static final long serialVersionUID = 1L;
+
+    public static final OutputTag<Routed<RejectedRecord>> REJECTS =
+            new OutputTag<>("rejects", TypeInformation.of(new TypeHint<Routed<RejectedRecord>>() { }));
+    public static final OutputTag<Routed<DumpOutcome>> OUTCOMES =
+            new OutputTag<>("outcomes", TypeInformation.of(new TypeHint<Routed<DumpOutcome>>() { }));
+    public static final OutputTag<L1Message> DLQ = new OutputTag<>("dlq", TypeInformation.of(L1Message.class));
+
+    /** Dead-letter reasons for messages that are not a dump's manifest or chunk. */
+    public static final String BAD_MESSAGE = "BAD_MESSAGE";
+    public static final String CHUNK_INDEX_OUT_OF_RANGE = "CHUNK_INDEX_OUT_OF_RANGE";
+
+    private static final int MANIFEST_CACHE = 1024;
+
+    private final AssemblerSettings settings;
+
+    private transient ValueState<L1Message> manifestState;
+    private transient ValueState<AssemblyState> assemblyState;
+    private transient ValueState<Attempt> attemptState;
+    private transient MapState<Integer, L1Message> pendingState;
+    private transient ListState<L1Message> headState;
+    private transient ValueState<DoneMarker> doneState;
+    private transient Map<String, DumpManifest> manifests;
+
+    private transient Counter messagesIn;
+    private transient Counter bytesIn;
+    private transient Counter dumpsIn;
+    private transient Counter duplicates;
+    private transient Counter dlqMessages;
+    private transient Counter recordsAccepted;
+    private transient Counter recordsRejected;
+    private transient Map<ReasonCode, Counter> rejectedByReason;
+    private transient Map<Outcome, Counter> dumpsByOutcome;
+    private transient Histogram publishToCommit;
+    private transient long inAssembly;
+    private transient long stateBytes;
+    /** Publish times of dumps finished since the last checkpoint, then per checkpoint until it completes. */
+    private transient List<Long> finishedSinceSnapshot;
+    private transient TreeMap<Long, List<Long>> finishedByCheckpoint;
+
+    public DumpAssembler(AssemblerSettings settings) {
+        this.settings = settings;
+    }
+
+    @Override
+    public void open(OpenContext ctx) {
+        manifestState = getRuntimeContext().getState(new ValueStateDescriptor<>("manifest", L1Message.class));
+        assemblyState = getRuntimeContext().getState(new ValueStateDescriptor<>("assembly", AssemblyState.class));
+        attemptState = getRuntimeContext().getState(new ValueStateDescriptor<>("attempt", Attempt.class));
+        pendingState = getRuntimeContext().getMapState(
+                new MapStateDescriptor<>("pending", Types.INT, TypeInformation.of(L1Message.class)));
+        headState = getRuntimeContext().getListState(new ListStateDescriptor<>("head", L1Message.class));
+        doneState = getRuntimeContext().getState(new ValueStateDescriptor<>("done", DoneMarker.class));
+        manifests = new LinkedHashMap<>(64, 0.75f, true) {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<String, DumpManifest> eldest) {
+                return size() > MANIFEST_CACHE;
+            }
+        };
+        MetricGroup g = getRuntimeContext().getMetricGroup().addGroup("dumpstream");
+        messagesIn = g.counter("messagesIn");
+        bytesIn = g.counter("bytesIn");
+        dumpsIn = g.counter("dumpsIn");
+        duplicates = g.counter("duplicateMessages");
+        dlqMessages = g.counter("deadLetterMessages");
+        recordsAccepted = g.counter("recordsAccepted");
+        recordsRejected = g.counter("recordsRejected");
+        rejectedByReason = new EnumMap<>(ReasonCode.class);
+        for (ReasonCode r : ReasonCode.values()) {
+            rejectedByReason.put(r, g.addGroup("reason", r.name()).counter("recordsRejected"));
+        }
+        dumpsByOutcome = new EnumMap<>(Outcome.class);
+        for (Outcome o : Outcome.values()) {
+            dumpsByOutcome.put(o, g.addGroup("outcome", o.name()).counter("dumps"));
+        }
+        g.gauge("dumpsInAssembly", () -> inAssembly);
+        g.gauge("assemblyStateBytes", () -> stateBytes);
+        publishToCommit = g.histogram("publishToCommitMillis", new DescriptiveStatisticsHistogram(10_000));
+        finishedSinceSnapshot = new ArrayList<>();
+        finishedByCheckpoint = new TreeMap<>();
+    }
+
+    // ---------------------------------------------------------------- messages
+
+    @Override
+    public void processElement(L1Message msg, Context ctx, Collector<RecordWork> out) throws Exception {
+        messagesIn.inc();
+        bytesIn.inc(msg.valueLength());
+        String kind = msg.kind();
+        if (msg.keyBytes == null) {
+            dlq(ctx, msg, BAD_MESSAGE + ": no key (the dump id) on " + msg.where());
+            return;
+        }
+        if (L1Headers.KIND_MANIFEST.equals(kind)) {
+            onManifest(msg, ctx, out);
+        } else if (L1Headers.KIND_CHUNK.equals(kind)) {
+            int index = chunkIndex(msg);
+            if (index < 0) {
+                dlq(ctx, msg, BAD_MESSAGE + ": header " + L1Headers.CHUNK_INDEX + " '"
+                        + msg.header(L1Headers.CHUNK_INDEX) + "' is not a chunk index, on " + msg.where());
+                return;
+            }
+            onChunk(msg, index, ctx, out);
+        } else {
+            dlq(ctx, msg, BAD_MESSAGE + ": header " + L1Headers.KIND + " '" + kind
+                    + "' is neither manifest nor chunk, on " + msg.where());
+        }
+    }
+
+    private static int chunkIndex(L1Message msg) {
+        String s = msg.header(L1Headers.CHUNK_INDEX);
+        if (s == null) {
+            return -1;
+        }
+        try {
+            return Integer.parseInt(s.trim());
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
+
+    private void onManifest(L1Message msg, Context ctx, Collector<RecordWork> out) throws Exception {
+        long fp = fingerprint(msg.value);
+        L1Message current = manifestState.value();
+        Attempt attempt = attemptState.value();
+        if (current != null) {
+            if (attempt != null && attempt.fingerprint == fp) {
+                duplicates.inc();
+            } else {
+                Instant now = now(ctx);
+                String detail = "a second, different manifest for dump id " + msg.key + " while the first (from "
+                        + current.where() + ") is still being assembled; this one is from " + msg.where();
+                ctx.output(REJECTS, routedReject(Rows.manifestReject(msg.key, ReasonCode.MANIFEST_INVALID, detail,
+                        msg.value, now), null, null));
+                dlq(ctx, msg, ReasonCode.MANIFEST_INVALID + ": " + detail);
+            }
+            return;
+        }
+        DoneMarker done = doneState.value();
+        if (done != null && done.fingerprint == fp && !done.retryable) {
+            duplicates.inc(); // a re-send of a dump already decided: the same bytes give the same rows
+            return;
+        }
+        if (attempt == null) {
+            attempt = startAttempt(msg, ctx);
+        }
+        attempt.fingerprint = fp;
+        attempt.publishTs = msg.publishTs();
+        if (done != null && done.acceptedBits != null) {
+            attempt.acceptedBits = done.acceptedBits.clone();
+        }
+        DumpManifest m;
+        try {
+            m = ManifestParser.parse(msg.value == null ? new byte[0] : msg.value);
+            if (!Manifests.dumpId(m).equals(msg.key)) {
+                throw new DumpFormatException(ReasonCode.MANIFEST_INVALID, "the manifest's dump id '"
+                        + Manifests.dumpId(m) + "' differs from the message key '" + msg.key + "'");
+            }
+        } catch (DumpFormatException e) {
+            rejectUnusable(msg, e.reason(), "manifest at " + msg.where() + ": " + e.getMessage(), attempt, ctx);
+            return;
+        }
+        dumpsIn.inc();
+        manifestState.update(msg);
+        manifests.put(msg.key, m);
+        AssemblyState s = new AssemblyState();
+        int chunks = (int) Manifests.chunkCount(m.getBufferBytes(), m.getChunkBytes());
+        attempt.seenChunks = new long[(chunks + 63) >>> 6];
+        if (attempt.acceptedBits == null || attempt.acceptedBits.length < (m.getRecords().size() + 63) >>> 6) {
+            long[] bits = new long[(m.getRecords().size() + 63) >>> 6];
+            if (attempt.acceptedBits != null) {
+                System.arraycopy(attempt.acceptedBits, 0, bits, 0, attempt.acceptedBits.length);
+            }
+            attempt.acceptedBits = bits;
+        }
+        // chunks that came before the manifest: the ones outside its list go to the dead-letter topic
+        List<Integer> early = new ArrayList<>();
+        for (Integer k : pendingState.keys()) {
+            early.add(k);
+        }
+        for (Integer k : early) {
+            if (k >= chunks) {
+                L1Message c = pendingState.get(k);
+                pendingState.remove(k);
+                stateBytes -= c.valueLength();
+                dlq(ctx, c, CHUNK_INDEX_OUT_OF_RANGE + ": chunk " + k + " of dump " + msg.key + " but its manifest lists "
+                        + chunks + " chunks, on " + c.where());
+            } else {
+                Attempt.set(attempt.seenChunks, k);
+                attempt.seenCount++;
+            }
+        }
+        drain(m, s, attempt, ctx, out);
+        saveOrFinish(m, s, attempt, ctx);
+    }
+
+    private void onChunk(L1Message msg, int index, Context ctx, Collector<RecordWork> out) throws Exception {
+        Attempt attempt = attemptState.value();
+        L1Message manifestMsg = manifestState.value();
+        if (attempt == null) {
+            DoneMarker done = doneState.value();
+            if (done != null && !done.retryable) {
+                if (Outcome.REJECTED.name().equals(done.outcome)) {
+                    dlq(ctx, msg, "late chunk " + index + " of dump " + msg.key + ", already " + done.outcome);
+                } else {
+                    duplicates.inc();
+                }
+                return;
+            }
+            attempt = startAttempt(msg, ctx);
+        }
+        if (manifestMsg == null) {
+            // the manifest has not come (yet): hold the chunk in state until it does or the timeout fires
+            if (pendingState.contains(index)) {
+                duplicates.inc();
+            } else {
+                pendingState.put(index, msg);
+                stateBytes += msg.valueLength();
+            }
+            attemptState.update(attempt);
+            return;
+        }
+        DumpManifest m = manifest(manifestMsg);
+        int chunks = (int) Manifests.chunkCount(m.getBufferBytes(), m.getChunkBytes());
+        if (index >= chunks) {
+            dlq(ctx, msg, CHUNK_INDEX_OUT_OF_RANGE + ": chunk " + index + " of dump " + msg.key
+                    + " but its manifest lists " + chunks + " chunks, on " + msg.where());
+            return;
+        }
+        if (Attempt.get(attempt.seenChunks, index)) {
+            duplicates.inc();
+            return;
+        }
+        Attempt.set(attempt.seenChunks, index);
+        attempt.seenCount++;
+        if (attempt.draining) {
+            dlq(ctx, msg, "chunk " + index + " of dump " + msg.key + ", which was rejected at its head");
+            if (attempt.seenCount >= chunks) {
+                finishAttempt(attempt, ctx);
+            } else {
+                attemptState.update(attempt);
+            }
+            return;
+        }
+        AssemblyState s = assemblyState.value();
+        if (index != s.nextChunk) {
+            pendingState.put(index, msg);
+            stateBytes += msg.valueLength();
+            attemptState.update(attempt);
+            return;
+        }
+        consume(m, s, attempt, msg, ctx, out);
+        drain(m, s, attempt, ctx, out);
+        saveOrFinish(m, s, attempt, ctx);
+    }
+
+    /** Consumes the pending chunks that are next in order. */
+    private void drain(DumpManifest m, AssemblyState s, Attempt attempt, Context ctx, Collector<RecordWork> out)
+            throws Exception {
+        while (!s.finished && !attempt.draining) {
+            L1Message next = pendingState.get(s.nextChunk);
+            if (next == null) {
+                return;
+            }
+            pendingState.remove(s.nextChunk);
+            stateBytes -= next.valueLength();
+            consume(m, s, attempt, next, ctx, out);
+        }
+    }
+
+    private void consume(DumpManifest m, AssemblyState s, Attempt attempt, L1Message chunk, Context ctx,
+                         Collector<RecordWork> out) throws Exception {
+        DumpAssembly a = new DumpAssembly(m, s, settings.maxRecordBytes(), settings.rejectPayloadCap());
+        long before = heldBytes(s);
+        boolean headUndecided = s.headerState == 0;
+        Sink sink = new Sink(m, attempt, ctx, out);
+        a.consume(chunk.value == null ? ByteBuffer.allocate(0) : ByteBuffer.wrap(chunk.value), sink);
+        stateBytes += heldBytes(s) - before;
+        if (chunk != null) {
+            if (headUndecided && s.headerState == 0) {
+                headState.add(chunk); // kept until the header is decided, for the dead-letter copy
+                stateBytes += chunk.valueLength();
+            } else if (headUndecided && s.headerState == 2) {
+                headState.add(chunk);
+                stateBytes += chunk.valueLength();
+            } else {
+                attempt.addConsumed(chunk);
+            }
+        }
+        if (headUndecided && s.headerState == 1) {
+            for (L1Message h : headState.get()) {
+                stateBytes -= h.valueLength();
+                attempt.addConsumed(h);
+            }
+            headState.clear();
+        }
+        if (headUndecided && s.headerState == 2) {
+            // rejected at the head: the dump's messages so far go to the dead-letter topic, later ones as they come
+            attempt.draining = true;
+            String reason = "dump " + Manifests.dumpId(m) + " rejected: " + ReasonCode.values()[s.dumpReason];
+            dlq(ctx, manifestState.value(), reason);
+            for (L1Message h : headState.get()) {
+                stateBytes -= h.valueLength();
+                dlq(ctx, h, reason);
+            }
+            headState.clear();
+            for (Iterator<Map.Entry<Integer, L1Message>> it = pendingState.iterator(); it.hasNext(); ) {
+                Map.Entry<Integer, L1Message> e = it.next();
+                stateBytes -= e.getValue().valueLength();
+                dlq(ctx, e.getValue(), reason);
+                it.remove();
+            }
+        }
+    }
+
+    private static long heldBytes(AssemblyState s) {
+        return (s.head == null ? 0 : s.head.length) + (s.slot == null ? 0 : s.slot.length);
+    }
+
+    private void saveOrFinish(DumpManifest m, AssemblyState s, Attempt attempt, Context ctx) throws Exception {
+        int chunks = (int) Manifests.chunkCount(m.getBufferBytes(), m.getChunkBytes());
+        if (s.finished && (!attempt.draining || attempt.seenCount >= chunks)) {
+            finishAttempt(attempt, ctx);
+            return;
+        }
+        if (s.finished) {
+            stateBytes -= heldBytes(s);
+            assemblyState.clear();
+        } else {
+            assemblyState.update(s);
+        }
+        attemptState.update(attempt);
+    }
+
+    // ---------------------------------------------------------------- timers
+
+    @Override
+    public void onTimer(long timestamp, OnTimerContext ctx, Collector<RecordWork> out) throws Exception {
+        Attempt attempt = attemptState.value();
+        if (attempt != null && attempt.timeoutTimer == timestamp) {
+            onTimeout(attempt, ctx, out);
+            return;
+        }
+        DoneMarker done = doneState.value();
+        if (done != null && done.retentionTimer == timestamp && attempt == null) {
+            doneState.clear();
+        }
+    }
+
+    private void onTimeout(Attempt attempt, Context ctx, Collector<RecordWork> out) throws Exception {
+        L1Message manifestMsg = manifestState.value();
+        String key = ctx.getCurrentKey();
+        if (manifestMsg == null) {
+            List<L1Message> held = new ArrayList<>();
+            for (L1Message c : pendingState.values()) {
+                held.add(c);
+            }
+            held.sort((x, y) -> Integer.compare(chunkIndex(x), chunkIndex(y)));
+            String reason = "no manifest arrived for dump id " + key + " within " + settings.assemblyTimeout() + "; "
+                    + held.size() + " chunk message(s) held";
+            for (L1Message c : held) {
+                stateBytes -= c.valueLength();
+                dlq(ctx, c, ReasonCode.MANIFEST_INVALID + ": " + reason);
+            }
+            pendingState.clear();
+            if (doneState.value() == null) {
+                Instant now = now(ctx);
+                ctx.output(REJECTS, routedReject(Rows.manifestReject(key, ReasonCode.MANIFEST_INVALID,
+                        reason + " (sent to the dead-letter topic)", null, now), null, null));
+                ctx.output(OUTCOMES, routedOutcome(Rows.unusableOutcome(key, ReasonCode.MANIFEST_INVALID, now), null,
+                        null));
+                countOutcome(Outcome.REJECTED, attempt);
+                finishAttempt(attempt, ctx);
+            } else {
+                clearAttempt(ctx, attempt); // stray chunks of a dump already decided: dead-lettered, no new rows
+            }
+            return;
+        }
+        DumpManifest m = manifest(manifestMsg);
+        AssemblyState s = assemblyState.value();
+        if (s != null && !s.finished) {
+            DumpAssembly a = new DumpAssembly(m, s, settings.maxRecordBytes(), settings.rejectPayloadCap());
+            Sink sink = new Sink(m, attempt, ctx, out);
+            while (!s.finished) {
+                L1Message next = pendingState.get(s.nextChunk);
+                if (next != null) {
+                    pendingState.remove(s.nextChunk);
+                    stateBytes -= next.valueLength();
+                    consume(m, s, attempt, next, ctx, out);
+                } else {
+                    a.consume(null, sink); // missing: its records are rejected with CHUNKS_MISSING
+                }
+            }
+            if (Outcome.INCOMPLETE.name().equals(attempt.outcome) || Outcome.REJECTED.name().equals(attempt.outcome)) {
+                String reason = "dump " + Manifests.dumpId(m) + " " + attempt.outcome + " after "
+                        + settings.assemblyTimeout() + ": " + attempt.reason;
+                dlq(ctx, manifestMsg, reason);
+                for (int i = 0; i < attempt.consumedCount; i++) {
+                    L1Message ref = new L1Message();
+                    ref.key = key;
+                    ref.topic = attempt.consumedTopic;
+                    ref.partition = attempt.consumedPartition;
+                    ref.offset = attempt.consumedOffsets[i];
+                    ref.refetch = true;
+                    ref.dlqReason = reason;
+                    dlqMessages.inc();
+                    ctx.output(DLQ, ref);
+                }
+                for (L1Message h : headState.get()) {
+                    dlq(ctx, h, reason);
+                }
+                for (L1Message c : pendingState.values()) {
+                    dlq(ctx, c, reason);
+                }
+            }
+        }
+        finishAttempt(attempt, ctx);
+    }
+
+    // ---------------------------------------------------------------- attempts
+
+    private Attempt startAttempt(L1Message first, Context ctx) throws Exception {
+        Attempt a = new Attempt();
+        long now = ctx.timerService().currentProcessingTime();
+        a.startedAt = now;
+        a.publishTs = first.publishTs();
+        a.timeoutTimer = now + settings.assemblyTimeout().toMillis();
+        ctx.timerService().registerProcessingTimeTimer(a.timeoutTimer);
+        DoneMarker done = doneState.value();
+        if (done != null && done.acceptedBits != null) {
+            a.acceptedBits = done.acceptedBits.clone();
+        }
+        inAssembly++;
+        attemptState.update(a);
+        return a;
+    }
+
+    private void rejectUnusable(L1Message msg, ReasonCode reason, String detail, Attempt attempt, Context ctx)
+            throws Exception {
+        Instant now = now(ctx);
+        ctx.output(REJECTS, routedReject(Rows.manifestReject(msg.key, reason, detail, msg.value, now), null, null));
+        ctx.output(OUTCOMES, routedOutcome(Rows.unusableOutcome(msg.key, reason, now), null, null));
+        recordsRejected.inc();
+        rejectedByReason.get(reason).inc();
+        dlq(ctx, msg, reason + ": " + detail);
+        List<L1Message> held = new ArrayList<>();
+        for (L1Message c : pendingState.values()) {
+            held.add(c);
+        }
+        for (L1Message c : held) {
+            stateBytes -= c.valueLength();
+            dlq(ctx, c, reason + ": chunk of a dump whose manifest is unusable");
+        }
+        pendingState.clear();
+        countOutcome(Outcome.REJECTED, attempt);
+        DoneMarker done = new DoneMarker();
+        done.fingerprint = attempt.fingerprint;
+        done.outcome = Outcome.REJECTED.name();
+        done.retryable = false;
+        done.acceptedBits = attempt.acceptedBits;
+        // an unusable manifest is final for these bytes, but its chunks should still reach the dead-letter topic
+        finishWith(done, attempt, ctx);
+    }
+
+    private void finishAttempt(Attempt attempt, Context ctx) throws Exception {
+        DoneMarker done = new DoneMarker();
+        done.fingerprint = attempt.fingerprint;
+        done.outcome = attempt.outcome == null ? Outcome.REJECTED.name() : attempt.outcome;
+        done.retryable = attempt.transportFailure;
+        done.acceptedBits = attempt.acceptedBits;
+        finishWith(done, attempt, ctx);
+    }
+
+    private void finishWith(DoneMarker done, Attempt attempt, Context ctx) throws Exception {
+        DoneMarker previous = doneState.value();
+        if (previous != null && previous.retentionTimer >= 0) {
+            ctx.timerService().deleteProcessingTimeTimer(previous.retentionTimer);
+        }
+        clearAttempt(ctx, attempt);
+        if (settings.dedupRetention().isZero()) {
+            doneState.clear();
+            return;
+        }
+        done.retentionTimer = ctx.timerService().currentProcessingTime() + settings.dedupRetention().toMillis();
+        ctx.timerService().registerProcessingTimeTimer(done.retentionTimer);
+        doneState.update(done);
+    }
+
+    private void clearAttempt(Context ctx, Attempt attempt) throws Exception {
+        if (attempt.timeoutTimer >= 0) {
+            ctx.timerService().deleteProcessingTimeTimer(attempt.timeoutTimer);
+        }
+        AssemblyState s = assemblyState.value();
+        if (s != null) {
+            stateBytes -= heldBytes(s);
+        }
+        for (L1Message h : headState.get()) {
+            stateBytes -= h.valueLength();
+        }
+        for (L1Message c : pendingState.values()) {
+            stateBytes -= c.valueLength();
+        }
+        manifestState.clear();
+        assemblyState.clear();
+        attemptState.clear();
+        pendingState.clear();
+        headState.clear();
+        manifests.remove(ctx.getCurrentKey());
+        inAssembly = Math.max(0, inAssembly - 1);
+    }
+
+    private void countOutcome(Outcome o, Attempt attempt) {
+        dumpsByOutcome.get(o).inc();
+        attempt.outcome = o.name();
+        finishedSinceSnapshot.add(attempt.publishTs);
+    }
+
+    private DumpManifest manifest(L1Message manifestMsg) throws DumpFormatException {
+        DumpManifest m = manifests.get(manifestMsg.key);
+        if (m == null) {
+            m = ManifestParser.parse(manifestMsg.value); // after a restore: it parsed once, so it parses again
+            manifests.put(manifestMsg.key, m);
+        }
+        return m;
+    }
+
+    private void dlq(Context ctx, L1Message msg, String reason) {
+        if (msg == null) {
+            return;
+        }
+        dlqMessages.inc();
+        ctx.output(DLQ, msg.toDlq(reason));
+    }
+
+    private static Instant now(Context ctx) {
+        return Instant.ofEpochMilli(ctx.timerService().currentProcessingTime());
+    }
+
+    static long fingerprint(byte[] value) {
+        try {
+            byte[] d = MessageDigest.getInstance("SHA-256").digest(value == null ? new byte[0] : value);
+            return ByteBuffer.wrap(d).getLong();
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is part of every JDK", e);
+        }
+    }
+
+    static Routed<RejectedRecord> routedReject(RejectedRecord r, String runId, Integer rank) {
+        long bytes = r.getPayload() == null ? 0 : r.getPayload().remaining();
+        return new Routed<>(HivePartition.rejects(runId, rank), r, bytes);
+    }
+
+    static Routed<DumpOutcome> routedOutcome(DumpOutcome o, String runId, Integer rank) {
+        return new Routed<>(HivePartition.dumps(runId, rank), o, 0);
+    }
+
+    /** Turns the assembly's decisions into outputs. */
+    private final class Sink implements AssemblyOutput {
+        private final DumpManifest m;
+        private final Attempt attempt;
+        private final Context ctx;
+        private final Collector<RecordWork> out;
+        private final String dumpId;
+
+        Sink(DumpManifest m, Attempt attempt, Context ctx, Collector<RecordWork> out) {
+            this.m = m;
+            this.attempt = attempt;
+            this.ctx = ctx;
+            this.out = out;
+            this.dumpId = Manifests.dumpId(m);
+        }
+
+        @Override
+        public void accepted(int index, byte[] payload) {
+            recordsAccepted.inc();
+            if (Attempt.get(attempt.acceptedBits, index)) {
+                return; // accepted by an earlier attempt at this dump: already written
+            }
+            Attempt.set(attempt.acceptedBits, index);
+            RecordPlan plan = m.getRecords().get(index);
+            RecordWork w = new RecordWork();
+            w.dumpId = dumpId;
+            w.runId = m.getRunId();
+            w.rank = m.getRank();
+            w.launchId = m.getLaunchId();
+            w.step = m.getStep();
+            w.recordIndex = index;
+            w.plan = plan;
+            w.payload = payload;
+            w.bucket = HivePartition.snapshots(m.getRunId(), m.getRank(), plan.getStage());
+            out.collect(w);
+        }
+
+        @Override
+        public void rejected(int index, ReasonCode reason, String detail, byte[] rawEntry, byte[] payload,
+                             boolean capped) {
+            recordsRejected.inc();
+            rejectedByReason.get(reason).inc();
+            if (reason == ReasonCode.CHUNK_CRC_MISMATCH || reason == ReasonCode.BUFFER_SIZE_MISMATCH
+                    || reason == ReasonCode.CHUNKS_MISSING) {
+                attempt.transportFailure = true;
+            }
+            ctx.output(REJECTS, routedReject(Rows.reject(m, index, reason, detail, rawEntry, payload, capped,
+                    now(ctx)), m.getRunId(), m.getRank()));
+        }
+
+        @Override
+        public void finished(Outcome outcome, ReasonCode reason, int accepted, int rejected) {
+            attempt.reason = reason == null ? null : reason.name();
+            if (outcome == Outcome.INCOMPLETE || outcome == Outcome.REJECTED) {
+                attempt.transportFailure |= reason == ReasonCode.CHUNKS_MISSING
+                        || reason == ReasonCode.CHUNK_CRC_MISMATCH || reason == ReasonCode.BUFFER_SIZE_MISMATCH;
+            }
+            ctx.output(OUTCOMES, routedOutcome(Rows.outcome(m, outcome, reason, accepted, rejected, now(ctx)),
+                    m.getRunId(), m.getRank()));
+            countOutcome(outcome, attempt);
+        }
+    }
+
+    // ---------------------------------------------------------------- latency metric
+
+    @Override
+    public void snapshotState(FunctionSnapshotContext context) {
+        if (!finishedSinceSnapshot.isEmpty()) {
+            finishedByCheckpoint.put(context.getCheckpointId(), finishedSinceSnapshot);
+            finishedSinceSnapshot = new ArrayList<>();
+        }
+    }
+
+    @Override
+    public void initializeState(FunctionInitializationContext context) {
+        // the latency bookkeeping is a metric only; nothing to restore
+    }
+
+    @Override
+    public void notifyCheckpointComplete(long checkpointId) {
+        long now = System.currentTimeMillis();
+        Map<Long, List<Long>> done = finishedByCheckpoint.headMap(checkpointId, true);
+        for (List<Long> list : done.values()) {
+            for (long ts : list) {
+                publishToCommit.update(Math.max(0, now - ts));
+            }
+        }
+        done.clear();
+    }
+}

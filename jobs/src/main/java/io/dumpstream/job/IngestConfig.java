@@ -1,0 +1,161 @@
+package io.dumpstream.job;
+
+import io.dumpstream.assemble.DumpAssembly;
+import io.dumpstream.cli.Args;
+import io.dumpstream.cli.UsageException;
+import io.dumpstream.publish.PublisherConfig;
+
+import java.io.Serializable;
+import java.time.Duration;
+import java.time.format.DateTimeParseException;
+import java.util.Locale;
+import java.util.Properties;
+import java.util.Set;
+
+/**
+ * The ingestion job's options, parsed once from the command line; the same arguments work for the
+ * local {@code ingest} command and for {@code flink run} / the REST API on a cluster.
+ */
+public final class IngestConfig implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    public static final Set<String> OPTIONS = Set.of("bootstrap", "topic", "group", "out", "checkpoints",
+            "checkpoint-interval", "parallelism", "assembly-timeout", "dedup-retention", "dlq-topic",
+            "max-record-bytes", "reject-payload-cap", "row-group-bytes", "state-backend", "restart-attempts",
+            "no-resume", "max-parallelism");
+    public static final Set<String> FLAGS = Set.of("no-resume");
+
+    public static final String USAGE = String.join("\n",
+            "  --bootstrap HOST:PORT        Kafka bootstrap servers (required)",
+            "  --topic T                    topic of manifests and chunks (default " + PublisherConfig.DEFAULT_TOPIC + ")",
+            "  --group G                    consumer group (default dumpstream-ingest); starts from its committed",
+            "                               offsets, else from the earliest",
+            "  --out URI                    output root: a local path or file://, s3a://, hdfs:// (required)",
+            "  --checkpoints URI            checkpoint directory (required); checkpoints are retained",
+            "  --checkpoint-interval D      e.g. 10s, 1m (default 10s); files are committed on each checkpoint",
+            "  --parallelism N              (default: the cluster's default; local: the number of cores)",
+            "  --assembly-timeout D         a dump still incomplete after this is INCOMPLETE (default 10m)",
+            "  --dedup-retention D          finished dump ids are remembered this long (default 24h)",
+            "  --dlq-topic T                dead-letter topic (default <topic>.dlq)",
+            "  --max-record-bytes N         largest accepted payload (default " + DumpAssembly.DEFAULT_MAX_RECORD_BYTES + ")",
+            "  --reject-payload-cap N       payload bytes kept with a reject (default " + DumpAssembly.DEFAULT_REJECT_PAYLOAD_CAP + ")",
+            "  --row-group-bytes N          Parquet row group size (default 16 MiB): bounds the sink's buffer per open file",
+            "  --state-backend hashmap|rocksdb  (default hashmap)",
+            "  --restart-attempts N         restarts before the job fails (default: unbounded, exponential delay)",
+            "  --no-resume                  local ingest only: do not resume from the latest retained checkpoint",
+            "  --kafka.<prop>=<value>       any Kafka client property for the source, the DLQ producer",
+            "                               and the DLQ reader (security.protocol, sasl.*, ssl.*, ...)");
+
+    public String bootstrap;
+    public String topic = PublisherConfig.DEFAULT_TOPIC;
+    public String group = "dumpstream-ingest";
+    public String out;
+    public String checkpoints;
+    public Duration checkpointInterval = Duration.ofSeconds(10);
+    public int parallelism = -1;
+    public int maxParallelism = 128;
+    public Duration assemblyTimeout = Duration.ofMinutes(10);
+    public Duration dedupRetention = Duration.ofHours(24);
+    public String dlqTopic;
+    public long maxRecordBytes = DumpAssembly.DEFAULT_MAX_RECORD_BYTES;
+    public int rejectPayloadCap = DumpAssembly.DEFAULT_REJECT_PAYLOAD_CAP;
+    public long rowGroupBytes = 16L << 20;
+    public String stateBackend = "hashmap";
+    public int restartAttempts = -1;
+    public boolean resume = true;
+    public Properties kafka = new Properties();
+
+    public IngestConfig() {
+    }
+
+    public static IngestConfig parse(String[] argv) {
+        Args a = Args.parse(argv, FLAGS);
+        a.allowOnly(OPTIONS);
+        IngestConfig c = new IngestConfig();
+        c.bootstrap = a.require("bootstrap");
+        c.topic = a.get("topic", c.topic);
+        c.group = a.get("group", c.group);
+        c.out = a.require("out");
+        c.checkpoints = a.require("checkpoints");
+        c.checkpointInterval = duration(a, "checkpoint-interval", c.checkpointInterval);
+        c.parallelism = a.getInt("parallelism", c.parallelism);
+        c.maxParallelism = a.getInt("max-parallelism", c.maxParallelism);
+        c.assemblyTimeout = duration(a, "assembly-timeout", c.assemblyTimeout);
+        c.dedupRetention = duration(a, "dedup-retention", c.dedupRetention);
+        c.dlqTopic = a.get("dlq-topic", c.topic + ".dlq");
+        c.maxRecordBytes = a.getLong("max-record-bytes", c.maxRecordBytes);
+        c.rejectPayloadCap = a.getInt("reject-payload-cap", c.rejectPayloadCap);
+        c.rowGroupBytes = a.getLong("row-group-bytes", c.rowGroupBytes);
+        c.stateBackend = a.get("state-backend", c.stateBackend).toLowerCase(Locale.ROOT);
+        c.restartAttempts = a.getInt("restart-attempts", c.restartAttempts);
+        c.resume = !a.flag("no-resume");
+        c.kafka = a.kafkaProperties();
+        return c.validate();
+    }
+
+    public IngestConfig validate() {
+        if (bootstrap == null || bootstrap.isBlank()) {
+            throw new UsageException("--bootstrap must name HOST:PORT, got '" + bootstrap + "'");
+        }
+        if (checkpointInterval.toMillis() < 100) {
+            throw new UsageException("--checkpoint-interval must be at least 100ms, got " + checkpointInterval);
+        }
+        if (parallelism == 0 || parallelism < -1) {
+            throw new UsageException("--parallelism must be >= 1, got " + parallelism);
+        }
+        if (assemblyTimeout.toMillis() < 1) {
+            throw new UsageException("--assembly-timeout must be positive, got " + assemblyTimeout);
+        }
+        if (maxRecordBytes < 1) {
+            throw new UsageException("--max-record-bytes must be >= 1, got " + maxRecordBytes);
+        }
+        if (rejectPayloadCap < 0) {
+            throw new UsageException("--reject-payload-cap must be >= 0, got " + rejectPayloadCap);
+        }
+        if (rowGroupBytes < (64 << 10)) {
+            throw new UsageException("--row-group-bytes must be at least 65536, got " + rowGroupBytes);
+        }
+        if (!stateBackend.equals("hashmap") && !stateBackend.equals("rocksdb")) {
+            throw new UsageException("--state-backend must be hashmap or rocksdb, got '" + stateBackend + "'");
+        }
+        if (dlqTopic == null) {
+            dlqTopic = topic + ".dlq";
+        }
+        if (dlqTopic.equals(topic)) {
+            throw new UsageException("--dlq-topic must differ from --topic, both are '" + topic + "'");
+        }
+        return this;
+    }
+
+    public AssemblerSettings assembler() {
+        return new AssemblerSettings(assemblyTimeout, dedupRetention, maxRecordBytes, rejectPayloadCap);
+    }
+
+    /** Parses 10s, 500ms, 5m, 24h, 2d or an ISO-8601 duration (PT10S). */
+    static Duration duration(Args a, String name, Duration def) {
+        String v = a.get(name, null);
+        if (v == null) {
+            return def;
+        }
+        String s = v.trim().toLowerCase(Locale.ROOT);
+        try {
+            if (s.startsWith("p")) {
+                return Duration.parse(s.toUpperCase(Locale.ROOT));
+            }
+            if (s.endsWith("ms")) {
+                return Duration.ofMillis(Long.parseLong(s.substring(0, s.length() - 2)));
+            }
+            long n = Long.parseLong(s.substring(0, s.length() - 1));
+            switch (s.charAt(s.length() - 1)) {
+                case 's': return Duration.ofSeconds(n);
+                case 'm': return Duration.ofMinutes(n);
+                case 'h': return Duration.ofHours(n);
+                case 'd': return Duration.ofDays(n);
+                default: break;
+            }
+        } catch (NumberFormatException | DateTimeParseException | StringIndexOutOfBoundsException e) {
+            // reported below
+        }
+        throw new UsageException("option --" + name + " must be a duration such as 10s, 5m or 24h, got '" + v + "'");
+    }
+}

@@ -1,0 +1,169 @@
+package io.dumpstream.job;
+
+import io.dumpstream.manifest.AvroTrust;
+import io.dumpstream.schema.DumpOutcome;
+import io.dumpstream.schema.RejectedRecord;
+import io.dumpstream.schema.TensorSnapshot;
+import io.dumpstream.table.HivePartition;
+import io.dumpstream.table.ParquetWriters;
+
+import org.apache.avro.specific.SpecificRecord;
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.typeinfo.TypeHint;
+import org.apache.flink.configuration.CheckpointingOptions;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.ExternalizedCheckpointRetention;
+import org.apache.flink.configuration.PipelineOptions;
+import org.apache.flink.configuration.RestartStrategyOptions;
+import org.apache.flink.configuration.StateBackendOptions;
+import org.apache.flink.connector.base.DeliveryGuarantee;
+import org.apache.flink.connector.file.sink.FileSink;
+import org.apache.flink.connector.kafka.sink.KafkaSink;
+import org.apache.flink.connector.kafka.source.KafkaSource;
+import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
+import org.apache.flink.core.execution.CheckpointingMode;
+import org.apache.flink.core.fs.Path;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.functions.sink.filesystem.OutputFileConfig;
+import org.apache.flink.streaming.api.functions.sink.filesystem.rollingpolicies.OnCheckpointRollingPolicy;
+import org.apache.kafka.clients.consumer.OffsetResetStrategy;
+
+import java.time.Duration;
+import java.util.Properties;
+
+/**
+ * The ingestion job: Kafka (manifests and chunks) to the three Parquet tables, exactly once.
+ *
+ * <pre>
+ * KafkaSource -> keyBy(dump id) -> DumpAssembler --accepted records--> keyBy(partition) -> SnapshotDecoder -> FileSink snapshots
+ *                                      |--rejects-----------------------------------------------------------> FileSink rejects
+ *                                      |--outcomes----------------------------------------------------------> FileSink dumps
+ *                                      '--dead letters--> DlqResolver -> KafkaSink (transactional) <topic>.dlq
+ * </pre>
+ *
+ * <p>Run on a cluster with {@code flink run dumpstream-cluster.jar ARGS} (this class is the main
+ * class) or locally with {@code java -jar dumpstream.jar ingest ARGS}; the arguments are the same.
+ */
+public final class IngestJob {
+    public static final String NAME = "dumpstream-ingest";
+
+    private IngestJob() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        IngestConfig c = IngestConfig.parse(args);
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(configuration(c));
+        build(env, c);
+        env.execute(NAME);
+    }
+
+    /** Checkpointing, state backend, restarts and the rest of the job-level settings. */
+    public static Configuration configuration(IngestConfig c) {
+        Configuration conf = new Configuration();
+        conf.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, c.checkpointInterval);
+        conf.set(CheckpointingOptions.CHECKPOINTING_CONSISTENCY_MODE, CheckpointingMode.EXACTLY_ONCE);
+        conf.set(CheckpointingOptions.CHECKPOINTS_DIRECTORY, uri(c.checkpoints));
+        conf.set(CheckpointingOptions.EXTERNALIZED_CHECKPOINT_RETENTION,
+                ExternalizedCheckpointRetention.RETAIN_ON_CANCELLATION);
+        conf.set(CheckpointingOptions.MAX_RETAINED_CHECKPOINTS, 3);
+        conf.set(CheckpointingOptions.CHECKPOINT_STORAGE, "filesystem");
+        conf.set(StateBackendOptions.STATE_BACKEND, c.stateBackend);
+        if (c.restartAttempts >= 0) {
+            conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
+            conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, c.restartAttempts);
+            conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofSeconds(1));
+        } else {
+            conf.set(RestartStrategyOptions.RESTART_STRATEGY, "exponential-delay");
+        }
+        conf.set(PipelineOptions.OBJECT_REUSE, true);
+        conf.set(PipelineOptions.NAME, NAME);
+        if (c.parallelism > 0) {
+            conf.set(org.apache.flink.configuration.CoreOptions.DEFAULT_PARALLELISM, c.parallelism);
+        }
+        conf.set(PipelineOptions.MAX_PARALLELISM, c.maxParallelism);
+        return conf;
+    }
+
+    /** A local path becomes a file: URI; URIs (file://, s3a://, hdfs://) pass unchanged. */
+    static String uri(String location) {
+        if (location.matches("^[a-zA-Z][a-zA-Z0-9+.-]*://.*")) {
+            return location;
+        }
+        return java.nio.file.Path.of(location).toAbsolutePath().normalize().toUri().toString();
+    }
+
+    /** Adds the job's operators to {@code env}. */
+    public static void build(StreamExecutionEnvironment env, IngestConfig c) {
+        AvroTrust.ensure();
+        Properties consumer = new Properties();
+        consumer.putAll(c.kafka);
+        KafkaSource<L1Message> source = KafkaSource.<L1Message>builder()
+                .setBootstrapServers(c.bootstrap)
+                .setTopics(c.topic)
+                .setGroupId(c.group)
+                .setStartingOffsets(OffsetsInitializer.committedOffsets(OffsetResetStrategy.EARLIEST))
+                .setDeserializer(new L1MessageDeserializer())
+                .setProperties(consumer)
+                .setProperty("commit.offsets.on.checkpoint", "true")
+                .setProperty("client.id.prefix", c.group)
+                .build();
+
+        DataStream<L1Message> messages = env
+                .fromSource(source, WatermarkStrategy.noWatermarks(), "Kafka " + c.topic)
+                .uid("kafka-source");
+
+        SingleOutputStreamOperator<RecordWork> accepted = messages
+                .keyBy(m -> m.key)
+                .process(new DumpAssembler(c.assembler()))
+                .uid("assembler")
+                .name("assemble and validate dumps");
+
+        SingleOutputStreamOperator<Routed<TensorSnapshot>> snapshots = accepted
+                .keyBy(w -> w.bucket)
+                .map(new SnapshotDecoder())
+                .returns(new TypeHint<Routed<TensorSnapshot>>() { })
+                .uid("decoder")
+                .name("decode records and statistics");
+
+        ParquetWriters.Settings parquet = ParquetWriters.Settings.defaults().withRowGroupBytes(c.rowGroupBytes);
+        String out = uri(c.out);
+        snapshots.sinkTo(fileSink(out, HivePartition.SNAPSHOTS, TensorSnapshot.class, parquet))
+                .uid("sink-snapshots").name("write snapshots");
+        accepted.getSideOutput(DumpAssembler.REJECTS)
+                .sinkTo(fileSink(out, HivePartition.REJECTS, RejectedRecord.class, parquet))
+                .uid("sink-rejects").name("write rejects");
+        accepted.getSideOutput(DumpAssembler.OUTCOMES)
+                .sinkTo(fileSink(out, HivePartition.DUMPS, DumpOutcome.class, parquet))
+                .uid("sink-dumps").name("write dumps");
+
+        Properties producer = new Properties();
+        producer.putAll(c.kafka);
+        producer.putIfAbsent("transaction.timeout.ms", "600000");
+        producer.putIfAbsent("max.request.size", Integer.toString(20 * 1024 * 1024));
+        producer.putIfAbsent("compression.type", "lz4");
+        KafkaSink<L1Message> dlq = KafkaSink.<L1Message>builder()
+                .setBootstrapServers(c.bootstrap)
+                .setRecordSerializer(new DlqSerializer(c.dlqTopic))
+                .setDeliveryGuarantee(DeliveryGuarantee.EXACTLY_ONCE)
+                .setTransactionalIdPrefix("dumpstream-dlq-" + c.group)
+                .setKafkaProducerConfig(producer)
+                .build();
+        accepted.getSideOutput(DumpAssembler.DLQ)
+                .flatMap(new DlqResolver(c.bootstrap, c.kafka))
+                .uid("dlq-resolve").name("read back dead-letter originals")
+                .sinkTo(dlq)
+                .uid("sink-dlq").name("dead-letter topic " + c.dlqTopic);
+    }
+
+    static <T extends SpecificRecord> FileSink<Routed<T>> fileSink(String root, String table, Class<T> type,
+                                                                  ParquetWriters.Settings parquet) {
+        return FileSink.forBulkFormat(new Path(root, table), new ParquetBulkWriterFactory<>(type, parquet))
+                .withBucketAssigner(new HiveBuckets<T>())
+                .withRollingPolicy(OnCheckpointRollingPolicy.build())
+                .withOutputFileConfig(OutputFileConfig.builder().withPartPrefix("part").withPartSuffix(".parquet")
+                        .build())
+                .build();
+    }
+}

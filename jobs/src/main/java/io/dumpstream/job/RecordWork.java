@@ -1,0 +1,20 @@
+package io.dumpstream.job;
+
+import io.dumpstream.schema.RecordPlan;
+
+/** An accepted record on its way from the assembler to a decoder: its plan, its dump's identity and its payload. */
+public class RecordWork {
+    public String dumpId;
+    public String runId;
+    public int rank;
+    public long launchId;
+    public Long step;
+    public int recordIndex;
+    public RecordPlan plan;
+    public byte[] payload;
+    /** Escaped snapshots partition path, the key that spreads decoding over the subtasks. */
+    public String bucket;
+
+    public RecordWork() {
+    }
+}
