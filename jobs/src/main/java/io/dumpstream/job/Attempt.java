@@ -25,6 +25,8 @@ public class Attempt {
     public String consumedTopic;
     /** Manifest fingerprint (SHA-256, first 8 bytes). */
     public long fingerprint;
+    /** Chunks in the manifest's list, -1 until a usable manifest came. */
+    public int chunkCount = -1;
     /** The outcome once decided, and its dump-level reason. */
     public String outcome;
     public String reason;

@@ -11,6 +11,8 @@ public class DoneMarker {
     public boolean retryable;
     public long[] acceptedBits;
     public long retentionTimer = -1;
+    /** Chunks in the manifest's list, -1 when there was no usable manifest. */
+    public int chunkCount = -1;
 
     public DoneMarker() {
     }

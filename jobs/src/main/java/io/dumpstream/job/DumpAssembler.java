@@ -231,6 +231,7 @@ public class DumpAssembler extends KeyedProcessFunction<String, L1Message, Recor
         AssemblyState s = new AssemblyState();
         int chunks = (int) Manifests.chunkCount(m.getBufferBytes(), m.getChunkBytes());
         attempt.seenChunks = new long[(chunks + 63) >>> 6];
+        attempt.chunkCount = chunks;
         if (attempt.acceptedBits == null || attempt.acceptedBits.length < (m.getRecords().size() + 63) >>> 6) {
             long[] bits = new long[(m.getRecords().size() + 63) >>> 6];
             if (attempt.acceptedBits != null) {
@@ -264,6 +265,11 @@ public class DumpAssembler extends KeyedProcessFunction<String, L1Message, Recor
         L1Message manifestMsg = manifestState.value();
         if (attempt == null) {
             DoneMarker done = doneState.value();
+            if (done != null && done.chunkCount >= 0 && index >= done.chunkCount) {
+                dlq(ctx, msg, CHUNK_INDEX_OUT_OF_RANGE + ": chunk " + index + " of dump " + msg.key
+                        + " but its manifest lists " + done.chunkCount + " chunks, on " + msg.where());
+                return;
+            }
             if (done != null && !done.retryable) {
                 if (Outcome.REJECTED.name().equals(done.outcome)) {
                     dlq(ctx, msg, "late chunk " + index + " of dump " + msg.key + ", already " + done.outcome);
@@ -533,6 +539,7 @@ public class DumpAssembler extends KeyedProcessFunction<String, L1Message, Recor
         done.outcome = attempt.outcome == null ? Outcome.REJECTED.name() : attempt.outcome;
         done.retryable = attempt.transportFailure;
         done.acceptedBits = attempt.acceptedBits;
+        done.chunkCount = attempt.chunkCount;
         finishWith(done, attempt, ctx);
     }
 
