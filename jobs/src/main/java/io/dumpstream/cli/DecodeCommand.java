@@ -51,16 +51,7 @@ public final class DecodeCommand implements Command {
         Path exampleDir = null;
         if (a.flag("example")) {
             exampleDir = Files.createTempDirectory("dumpstream-example");
-            for (String name : EXAMPLE) {
-                for (String suffix : List.of(MANIFEST_SUFFIX, ".bin")) {
-                    try (InputStream in = DecodeCommand.class.getResourceAsStream("/examples/" + name + suffix)) {
-                        if (in == null) {
-                            throw new IOException("bundled example " + name + suffix + " is missing from the jar");
-                        }
-                        Files.copy(in, exampleDir.resolve(name + suffix));
-                    }
-                }
-            }
+            extractExamples(exampleDir);
             pairs.addAll(pairsIn(exampleDir));
         } else if (a.has("dir")) {
             Path dir = Path.of(a.get("dir", null));
@@ -111,6 +102,20 @@ public final class DecodeCommand implements Command {
                     + root.toAbsolutePath() + "/snapshots/**/*.parquet', hive_partitioning=true)\"");
         }
         return 0;
+    }
+
+    /** Copies the bundled example dumps (NAME.manifest.json + NAME.bin pairs) into {@code dir}. */
+    static void extractExamples(Path dir) throws IOException {
+        for (String name : EXAMPLE) {
+            for (String suffix : List.of(MANIFEST_SUFFIX, ".bin")) {
+                try (InputStream in = DecodeCommand.class.getResourceAsStream("/examples/" + name + suffix)) {
+                    if (in == null) {
+                        throw new IOException("bundled example " + name + suffix + " is missing from the jar");
+                    }
+                    Files.copy(in, dir.resolve(name + suffix));
+                }
+            }
+        }
     }
 
     static List<Path[]> pairsIn(Path dir) throws IOException {

@@ -19,7 +19,9 @@ public final class Main {
                 new KafkaCommand(),
                 new PublishCommand(),
                 new AgentCommand(),
-                new SimulateCommand());
+                new SimulateCommand(),
+                new IngestCommand(),
+                new DemoCommand());
     }
 
     public static void main(String[] argv) {

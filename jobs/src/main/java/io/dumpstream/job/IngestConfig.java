@@ -132,7 +132,7 @@ public final class IngestConfig implements Serializable {
     }
 
     /** Parses 10s, 500ms, 5m, 24h, 2d or an ISO-8601 duration (PT10S). */
-    static Duration duration(Args a, String name, Duration def) {
+    public static Duration duration(Args a, String name, Duration def) {
         String v = a.get(name, null);
         if (v == null) {
             return def;

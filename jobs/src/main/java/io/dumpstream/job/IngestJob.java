@@ -129,13 +129,13 @@ public final class IngestJob {
 
         ParquetWriters.Settings parquet = ParquetWriters.Settings.defaults().withRowGroupBytes(c.rowGroupBytes);
         String out = uri(c.out);
-        snapshots.sinkTo(fileSink(out, HivePartition.SNAPSHOTS, TensorSnapshot.class, parquet))
+        snapshots.sinkTo(fileSink(out, TensorSnapshot.class, parquet))
                 .uid("sink-snapshots").name("write snapshots");
         accepted.getSideOutput(DumpAssembler.REJECTS)
-                .sinkTo(fileSink(out, HivePartition.REJECTS, RejectedRecord.class, parquet))
+                .sinkTo(fileSink(out, RejectedRecord.class, parquet))
                 .uid("sink-rejects").name("write rejects");
         accepted.getSideOutput(DumpAssembler.OUTCOMES)
-                .sinkTo(fileSink(out, HivePartition.DUMPS, DumpOutcome.class, parquet))
+                .sinkTo(fileSink(out, DumpOutcome.class, parquet))
                 .uid("sink-dumps").name("write dumps");
 
         Properties producer = new Properties();
@@ -157,9 +157,13 @@ public final class IngestJob {
                 .uid("sink-dlq").name("dead-letter topic " + c.dlqTopic);
     }
 
-    static <T extends SpecificRecord> FileSink<Routed<T>> fileSink(String root, String table, Class<T> type,
+    /**
+     * A sink rooted at the output root: the buckets are root-relative paths that start with the
+     * table ({@code snapshots/run=.../rank=.../stage=...}, see {@link HivePartition}).
+     */
+    static <T extends SpecificRecord> FileSink<Routed<T>> fileSink(String root, Class<T> type,
                                                                   ParquetWriters.Settings parquet) {
-        return FileSink.forBulkFormat(new Path(root, table), new ParquetBulkWriterFactory<>(type, parquet))
+        return FileSink.forBulkFormat(new Path(root), new ParquetBulkWriterFactory<>(type, parquet))
                 .withBucketAssigner(new HiveBuckets<T>())
                 .withRollingPolicy(OnCheckpointRollingPolicy.build())
                 .withOutputFileConfig(OutputFileConfig.builder().withPartPrefix("part").withPartSuffix(".parquet")

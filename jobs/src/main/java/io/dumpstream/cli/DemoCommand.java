@@ -1,0 +1,228 @@
+package io.dumpstream.cli;
+
+import io.dumpstream.job.IngestConfig;
+import io.dumpstream.job.LocalIngest;
+import io.dumpstream.local.LocalKafka;
+import io.dumpstream.publish.PublisherConfig;
+import io.dumpstream.table.HivePartition;
+import io.dumpstream.table.LandedTables;
+
+import org.apache.flink.configuration.Configuration;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Stream;
+
+/**
+ * {@code demo}: the whole pipeline on one machine with nothing installed: a local Kafka broker, the
+ * ingestion job on a MiniCluster, synthetic ranks and the bundled example dumps (one of them
+ * corrupt); it waits until every dump has landed, stops, and prints what landed and how to query it.
+ */
+public final class DemoCommand implements Command {
+    private static final Set<String> OPTIONS = Set.of("out", "ranks", "launches", "records", "payload-bytes", "seed",
+            "timeout", "parallelism");
+    static final String MARKER = ".dumpstream-demo";
+    static final String RUN_ID = "demo";
+    private static final int MAX_LINES = 12;
+
+    @Override
+    public String name() {
+        return "demo";
+    }
+
+    @Override
+    public String summary() {
+        return "local broker + ingestion job + synthetic ranks: see dumps land as Parquet, then query them";
+    }
+
+    @Override
+    public String usage() {
+        return String.join("\n",
+                "usage: dumpstream demo [--out out/demo] [--ranks 4] [--launches 6] [--records 16]",
+                "           [--payload-bytes 16384] [--seed 1] [--parallelism N] [--timeout 5m]",
+                "",
+                "Starts a Kafka broker on a free loopback port, the ingestion job on a local Flink MiniCluster",
+                "(checkpoint every 2 s) and RANKS synthetic ranks publishing LAUNCHES dumps each (run_id '" + RUN_ID + "'),",
+                "plus the four bundled example dumps (one has an unknown dtype and is rejected). When every",
+                "dump has landed it stops, prints the counts read back from the Parquet files and the DuckDB,",
+                "Spark and Trino queries to run on them. Tables go to OUT/{snapshots,dumps,rejects}; the broker",
+                "and checkpoints to OUT/_state. An OUT left by an earlier demo is emptied first.");
+    }
+
+    @Override
+    public int run(String[] argv, PrintStream out, PrintStream err) throws Exception {
+        Args a = Args.parse(argv, Set.of());
+        a.allowOnly(OPTIONS);
+        Path root = Path.of(a.get("out", "out/demo")).toAbsolutePath().normalize();
+        int ranks = a.getInt("ranks", 4);
+        int launches = a.getInt("launches", 6);
+        if (ranks < 1 || launches < 1) {
+            throw new UsageException("--ranks and --launches must be >= 1, got " + ranks + " and " + launches);
+        }
+        Duration timeout = IngestConfig.duration(a, "timeout", Duration.ofMinutes(5));
+        prepare(root);
+        Path state = root.resolve("_state");
+        Path examples = Files.createDirectories(state.resolve("examples"));
+        DecodeCommand.extractExamples(examples);
+        int expected = ranks * launches + DecodeCommand.pairsIn(examples).size();
+
+        long t0 = System.nanoTime();
+        try (LocalKafka kafka = LocalKafka.builder().dataDir(state.resolve("kafka")).defaultPartitions(2).build()) {
+            kafka.start();
+            kafka.createTopic(PublisherConfig.DEFAULT_TOPIC, 2);
+            out.printf("demo: Kafka broker at %s%n", kafka.bootstrapServers());
+            IngestConfig c = new IngestConfig();
+            c.bootstrap = kafka.bootstrapServers();
+            c.out = root.toString();
+            c.checkpoints = state.resolve("checkpoints").toString();
+            c.group = "dumpstream-demo";
+            c.checkpointInterval = Duration.ofSeconds(2);
+            c.assemblyTimeout = Duration.ofMinutes(2);
+            c.parallelism = a.getInt("parallelism", -1);
+            c.resume = false;
+            c.validate();
+            try (LocalIngest job = LocalIngest.start(c, new Configuration())) {
+                out.printf("demo: ingestion job %s on a local MiniCluster, parallelism %d, tables under %s%n",
+                        job.client().getJobID(), job.config().parallelism, root);
+                out.flush();
+                String[] sim = {"--bootstrap", c.bootstrap, "--ranks", Integer.toString(ranks),
+                    "--launches", Integer.toString(launches), "--records", a.get("records", "16"),
+                    "--payload-bytes", a.get("payload-bytes", "16384"), "--seed", a.get("seed", "1"),
+                    "--run-id", RUN_ID};
+                if (new SimulateCommand().run(sim, out, err) != 0) {
+                    return 1;
+                }
+                if (new PublishCommand().run(new String[] {"--bootstrap", c.bootstrap, "--dir", examples.toString()},
+                        out, err) != 0) {
+                    return 1;
+                }
+                if (!awaitLanded(root, expected, job, timeout, err)) {
+                    err.printf("dumpstream demo: only %d of %d dumps landed within %s%n",
+                            new LandedTables(root).rowCount(HivePartition.DUMPS), expected, timeout);
+                    return 1;
+                }
+                job.cancel(Duration.ofSeconds(60));
+            }
+        }
+        out.printf("demo: all %d dumps landed in %.1f s; the job and the broker are stopped%n%n", expected,
+                (System.nanoTime() - t0) / 1e9);
+        printSummary(root, out);
+        return 0;
+    }
+
+    /** Creates ROOT, or empties it when an earlier demo left it; refuses any other non-empty directory. */
+    static void prepare(Path root) throws IOException {
+        if (Files.isDirectory(root)) {
+            boolean empty;
+            try (Stream<Path> s = Files.list(root)) {
+                empty = s.findAny().isEmpty();
+            }
+            if (!empty && !Files.exists(root.resolve(MARKER))) {
+                throw new UsageException("--out " + root + " is not empty and was not written by an earlier demo;"
+                        + " give an empty or new directory");
+            }
+            try (Stream<Path> s = Files.walk(root)) {
+                for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
+                    if (!p.equals(root)) {
+                        Files.delete(p);
+                    }
+                }
+            }
+        }
+        Files.createDirectories(root);
+        Files.writeString(root.resolve(MARKER), "written by dumpstream demo; the next demo empties this directory\n");
+    }
+
+    private static boolean awaitLanded(Path root, int expected, LocalIngest job, Duration timeout, PrintStream err)
+            throws Exception {
+        LandedTables tables = new LandedTables(root);
+        IngestProgress progress = new IngestProgress();
+        long deadline = System.nanoTime() + timeout.toNanos();
+        long nextLine = 0;
+        while (System.nanoTime() < deadline) {
+            long landed = tables.rowCount(HivePartition.DUMPS);
+            if (landed >= expected) {
+                return true;
+            }
+            if (job.status().isGloballyTerminalState()) {
+                job.client().getJobExecutionResult().get();
+                throw new IOException("the ingestion job ended with " + job.status());
+            }
+            if (System.nanoTime() >= nextLine) {
+                err.printf("demo: %d/%d dumps committed | %s%n", landed, expected, progress.line());
+                nextLine = System.nanoTime() + 5_000_000_000L;
+            }
+            Thread.sleep(250);
+        }
+        return false;
+    }
+
+    static void printSummary(Path root, PrintStream out) throws IOException {
+        LandedTables t = new LandedTables(root);
+        out.println("landed (read back from the committed Parquet files):");
+        section(out, "dumps by run / outcome", t.countBy(HivePartition.DUMPS, "run_id", "outcome"));
+        Map<String, Long> perPartition = t.rowsPerPartition(HivePartition.SNAPSHOTS);
+        section(out, "snapshot rows by run / rank", byPrefix(perPartition, 2));
+        section(out, "snapshot rows by stage (run / stage)", byRunAndStage(perPartition));
+        section(out, "rejects by reason", t.countBy(HivePartition.REJECTS, "reason"));
+        String g = root.toString().replace("'", "''");
+        out.println();
+        out.println("query it:");
+        out.println("  DuckDB:  duckdb -c \"SELECT run, rank, stage, tensor_name, dtype, stored_shape, mean, l2_norm"
+                + " FROM read_parquet('" + g + "/snapshots/**/*.parquet', hive_partitioning = true,"
+                + " hive_types = {'run': VARCHAR, 'rank': INTEGER, 'stage': VARCHAR}) LIMIT 20\"");
+        out.println("           duckdb -c \"SELECT run, rank, outcome, count(*) FROM read_parquet('" + g
+                + "/dumps/**/*.parquet', hive_partitioning = true) GROUP BY ALL ORDER BY ALL\"");
+        out.println("           duckdb -c \"SELECT reason, detail, tensor_name FROM read_parquet('" + g
+                + "/rejects/**/*.parquet', hive_partitioning = true)\"");
+        out.println("  Spark:   spark.read.parquet(\"file://" + root + "/snapshots\").groupBy(\"run\", \"rank\", \"stage\")"
+                + ".count().show()");
+        out.println("  Trino:   CREATE TABLE hive.default.l1_snapshots (tensor_name varchar, dtype varchar, mean double,"
+                + " run varchar, rank integer, stage varchar) WITH (format = 'PARQUET', external_location = 'file://"
+                + root + "/snapshots', partitioned_by = ARRAY['run', 'rank', 'stage']);");
+        out.println("           CALL hive.system.sync_partition_metadata('default', 'l1_snapshots', 'FULL');");
+    }
+
+    private static Map<String, Long> byPrefix(Map<String, Long> perPartition, int parts) {
+        Map<String, Long> m = new java.util.TreeMap<>();
+        perPartition.forEach((k, v) -> {
+            String[] p = k.split(" / ", -1);
+            m.merge(String.join(" / ", java.util.Arrays.copyOf(p, Math.min(parts, p.length))), v, Long::sum);
+        });
+        return m;
+    }
+
+    private static Map<String, Long> byRunAndStage(Map<String, Long> perPartition) {
+        Map<String, Long> m = new java.util.TreeMap<>();
+        perPartition.forEach((k, v) -> {
+            String[] p = k.split(" / ", -1);
+            m.merge(p[0] + " / " + p[p.length - 1], v, Long::sum);
+        });
+        return m;
+    }
+
+    private static void section(PrintStream out, String title, Map<String, Long> counts) {
+        out.println("  " + title + ":");
+        if (counts.isEmpty()) {
+            out.println("    (none)");
+        }
+        int shown = 0;
+        long rest = 0;
+        for (Map.Entry<String, Long> e : counts.entrySet()) {
+            if (shown++ < MAX_LINES) {
+                out.printf("    %-48s %8d%n", e.getKey(), e.getValue());
+            } else {
+                rest += e.getValue();
+            }
+        }
+        if (shown > MAX_LINES) {
+            out.printf("    %-48s %8d%n", "... " + (shown - MAX_LINES) + " more", rest);
+        }
+    }
+}

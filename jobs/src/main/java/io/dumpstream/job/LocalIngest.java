@@ -1,0 +1,171 @@
+package io.dumpstream.job;
+
+import org.apache.flink.api.common.JobStatus;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.StateRecoveryOptions;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.core.execution.SavepointFormatType;
+import org.apache.flink.core.fs.FileStatus;
+import org.apache.flink.core.fs.FileSystem;
+import org.apache.flink.core.fs.Path;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * The ingestion job on an in-process Flink MiniCluster: what {@code ingest} and {@code demo} run.
+ *
+ * <p>On start it resumes by itself from the newest retained checkpoint or savepoint under
+ * {@code --checkpoints} (unless {@code --no-resume}), so that a process killed with SIGKILL and
+ * started again with the same arguments continues exactly once: the files pending at the crash
+ * are committed from the restored state, not lost, and nothing is written twice.
+ */
+public final class LocalIngest implements AutoCloseable {
+    /** Savepoints taken on stop go here, below the checkpoint directory. */
+    public static final String SAVEPOINTS = "savepoints";
+
+    private final IngestConfig config;
+    private final JobClient client;
+    private final String resumedFrom;
+
+    private LocalIngest(IngestConfig config, JobClient client, String resumedFrom) {
+        this.config = config;
+        this.client = client;
+        this.resumedFrom = resumedFrom;
+    }
+
+    /** Starts the job; {@code extra} settings (tests: restart strategy) override the job's own. */
+    public static LocalIngest start(IngestConfig c, Configuration extra) throws Exception {
+        IngestConfig local = c;
+        if (local.parallelism < 1) {
+            local.parallelism = Runtime.getRuntime().availableProcessors();
+        }
+        Configuration conf = IngestJob.configuration(local);
+        ProgressReporter.enable(conf);
+        String from = local.resume ? latestRetained(IngestJob.uri(local.checkpoints)) : null;
+        if (from != null) {
+            conf.set(StateRecoveryOptions.SAVEPOINT_PATH, from);
+        }
+        conf.addAll(extra);
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(local.parallelism, conf);
+        IngestJob.build(env, local);
+        JobClient client = env.executeAsync(IngestJob.NAME);
+        return new LocalIngest(local, client, from);
+    }
+
+    public JobClient client() {
+        return client;
+    }
+
+    /** The checkpoint or savepoint this run restored from, or null for a fresh start. */
+    public String resumedFrom() {
+        return resumedFrom;
+    }
+
+    public IngestConfig config() {
+        return config;
+    }
+
+    public JobStatus status() throws Exception {
+        return client.getJobStatus().get(30, TimeUnit.SECONDS);
+    }
+
+    /**
+     * Stops the job with a savepoint under {@code <checkpoints>/savepoints} (the next start resumes
+     * from it); falls back to cancelling, which keeps the retained checkpoints, when the savepoint
+     * does not complete within {@code timeout}. Returns the savepoint path, or null after a cancel.
+     */
+    public String stop(Duration timeout) throws Exception {
+        if (ended()) {
+            return null;
+        }
+        String dir = new Path(IngestJob.uri(config.checkpoints), SAVEPOINTS).toString();
+        try {
+            String path = client.stopWithSavepoint(false, dir, SavepointFormatType.CANONICAL)
+                    .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            awaitTerminal(timeout);
+            return path;
+        } catch (TimeoutException | java.util.concurrent.ExecutionException e) {
+            cancel(timeout);
+            return null;
+        }
+    }
+
+    /** Cancels the job (checkpoints are retained on cancellation) and waits until it has ended. */
+    public void cancel(Duration timeout) throws Exception {
+        if (!ended()) {
+            try {
+                client.cancel().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (java.util.concurrent.ExecutionException e) {
+                // it ended meanwhile
+            }
+        }
+        awaitTerminal(timeout);
+    }
+
+    /** True once the job has reached a terminal state (or its MiniCluster is gone with it). */
+    public boolean ended() throws Exception {
+        try {
+            return status().isGloballyTerminalState();
+        } catch (java.util.concurrent.ExecutionException | IllegalStateException e) {
+            return true;
+        }
+    }
+
+    private void awaitTerminal(Duration timeout) throws Exception {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < deadline && !ended()) {
+            Thread.sleep(100);
+        }
+    }
+
+    @Override
+    public void close() throws Exception {
+        cancel(Duration.ofSeconds(60));
+    }
+
+    /**
+     * The newest complete checkpoint or savepoint below {@code root}: {@code <root>/<job id>/chk-N}
+     * or {@code <root>/savepoints/savepoint-*}, each complete once its {@code _metadata} exists
+     * (Flink writes it last). Null when there is none.
+     */
+    public static String latestRetained(String root) throws IOException {
+        Path base = new Path(root);
+        FileSystem fs = base.getFileSystem();
+        if (!fs.exists(base)) {
+            return null;
+        }
+        String best = null;
+        long bestTime = Long.MIN_VALUE;
+        for (FileStatus parent : list(fs, base)) {
+            if (!parent.isDir()) {
+                continue;
+            }
+            boolean savepoints = parent.getPath().getName().equals(SAVEPOINTS);
+            for (FileStatus d : list(fs, parent.getPath())) {
+                String name = d.getPath().getName();
+                if (!d.isDir() || !(savepoints ? name.startsWith("savepoint-") : name.startsWith("chk-"))) {
+                    continue;
+                }
+                Path metadata = new Path(d.getPath(), "_metadata");
+                if (!fs.exists(metadata)) {
+                    continue;
+                }
+                long t = fs.getFileStatus(metadata).getModificationTime();
+                if (t > bestTime) {
+                    bestTime = t;
+                    best = d.getPath().toString();
+                }
+            }
+        }
+        return best;
+    }
+
+    private static FileStatus[] list(FileSystem fs, Path dir) throws IOException {
+        FileStatus[] s = fs.listStatus(dir);
+        return s == null ? new FileStatus[0] : s;
+    }
+}
