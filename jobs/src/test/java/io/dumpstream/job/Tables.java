@@ -22,31 +22,8 @@ final class Tables {
             + " hex(payload) AS payload_hex FROM read_parquet(%s,"
             + " hive_partitioning=true, hive_types={'run': VARCHAR, 'rank': VARCHAR})";
 
-    /** The only places a committed file may be, per table (CONTRACT section 6). */
-    static final Map<String, java.util.regex.Pattern> LAYOUT = Map.of(
-            "snapshots", java.util.regex.Pattern.compile("snapshots/run=[^/]+/rank=[^/]+/stage=[^/]+/part-[^/]+\\.parquet"),
-            "dumps", java.util.regex.Pattern.compile("dumps/run=[^/]+/rank=[^/]+/part-[^/]+\\.parquet"),
-            "rejects", java.util.regex.Pattern.compile("rejects/run=[^/]+/rank=[^/]+/part-[^/]+\\.parquet"));
-
-    /** Fails when a visible file under ROOT is not where the contract puts it. */
-    static void assertLayout(Path root) throws Exception {
-        try (java.util.stream.Stream<Path> s = Files.walk(root)) {
-            for (Path f : s.filter(Files::isRegularFile).toList()) {
-                String rel = root.relativize(f).toString().replace('\\', '/');
-                if (rel.startsWith("_") || rel.startsWith(".") || rel.contains("/.")) {
-                    continue; // state, markers, hidden in-progress files
-                }
-                String table = rel.substring(0, Math.max(0, rel.indexOf('/')));
-                java.util.regex.Pattern p = LAYOUT.get(table);
-                if (p == null || !p.matcher(rel).matches()) {
-                    throw new AssertionError("file outside the table layout: " + rel);
-                }
-            }
-        }
-    }
-
     static Map<String, List<String>> read(Path root) throws Exception {
-        assertLayout(root);
+        io.dumpstream.testing.TableLayout.assertLayout(root);
         Map<String, List<String>> t = new TreeMap<>();
         t.put("snapshots", rows(root, "snapshots", SNAPSHOTS));
         t.put("dumps", rows(root, "dumps", DUMPS));
