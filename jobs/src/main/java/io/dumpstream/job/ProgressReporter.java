@@ -136,6 +136,30 @@ public final class ProgressReporter implements MetricReporter, MetricReporterFac
         return m;
     }
 
+    /** Quantile {@code q} of histogram {@code key} over the values of every live subtask, or NaN when empty. */
+    public static double quantile(String key, double q) {
+        java.util.List<Long> all = new java.util.ArrayList<>();
+        for (Histogram h : HISTOGRAMS.getOrDefault(key, List.of())) {
+            for (long v : h.getStatistics().getValues()) {
+                all.add(v);
+            }
+        }
+        if (all.isEmpty()) {
+            return Double.NaN;
+        }
+        all.sort(null);
+        return all.get((int) Math.min(all.size() - 1, Math.round(q * (all.size() - 1))));
+    }
+
+    /** Values recorded by histogram {@code key} over live subtasks. */
+    public static long histogramCount(String key) {
+        long n = 0;
+        for (Histogram h : HISTOGRAMS.getOrDefault(key, List.of())) {
+            n += h.getCount();
+        }
+        return n;
+    }
+
     /** Counter keys seen so far (for the summary of rejects by reason). */
     public static java.util.Set<String> counterKeys() {
         java.util.Set<String> keys = new java.util.TreeSet<>(COUNTERS.keySet());

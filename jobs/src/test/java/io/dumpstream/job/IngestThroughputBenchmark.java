@@ -1,0 +1,230 @@
+package io.dumpstream.job;
+
+import io.dumpstream.format.DumpBuilder;
+import io.dumpstream.local.LocalKafka;
+import io.dumpstream.publish.DumpPublisher;
+import io.dumpstream.publish.PublisherConfig;
+import io.dumpstream.simulate.SyntheticRanks;
+import io.dumpstream.table.HivePartition;
+import io.dumpstream.table.LandedTables;
+
+import org.apache.flink.configuration.Configuration;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+import java.util.Properties;
+import java.util.stream.Stream;
+
+/**
+ * End-to-end ingestion throughput and latency on this machine: the job on a local MiniCluster
+ * (parallelism 2) draining a backlog of dumps from the in-process broker into committed Parquet,
+ * beside a plain KafkaConsumer reading the same topic in the same run (the transport floor), as a
+ * ratio; then publish-to-commit latency from the job's own {@code publishToCommitMillis} histogram
+ * with dumps published at a steady rate. Excluded from the default build (tag {@code benchmark}):
+ *
+ * <pre>
+ * mvn -B -q -pl jobs -am verify -Dtest=IngestThroughputBenchmark -Dsurefire.failIfNoSpecifiedTests=false -DexcludedTags=none
+ * </pre>
+ */
+@Tag("benchmark")
+class IngestThroughputBenchmark {
+    private static final int ROUNDS = Integer.getInteger("bench.rounds", 3);
+    private static final long TOTAL_BYTES = Long.getLong("bench.bytes", 384L << 20);
+    private static final double MIB = 1024.0 * 1024.0;
+
+    record Shape(String name, int records, long payloadBytes) {
+    }
+
+    @Test
+    void ingestThroughputAndLatency() throws Exception {
+        List<Shape> shapes = List.of(new Shape("1 MiB", 16, 48 << 10), new Shape("64 MiB", 16, 4L << 20));
+        List<String> report = new ArrayList<>();
+        try (LocalKafka kafka = LocalKafka.startEphemeral()) {
+            for (Shape shape : shapes) {
+                List<Double> ingest = new ArrayList<>();
+                List<Double> consume = new ArrayList<>();
+                for (int round = 0; round < ROUNDS; round++) {
+                    Path dir = Files.createTempDirectory("ingest-bench-");
+                    String topic = "bench-" + shape.records + "-" + shape.payloadBytes + "-" + round;
+                    kafka.createTopic(topic, 2);
+                    kafka.createTopic(topic + ".dlq", 1);
+                    Backlog b = publish(kafka, topic, shape, round, TOTAL_BYTES, 0);
+                    double raw = consumeAll(kafka, topic, b.messages);
+                    double job = drain(kafka, topic, dir, b);
+                    consume.add(raw);
+                    ingest.add(job);
+                    System.out.printf(Locale.ROOT, "%s dumps, round %d: %d dumps %.0f MiB; raw consumer %.1f MiB/s,"
+                            + " ingest to committed Parquet %.1f MiB/s, ratio %.2f%n", shape.name, round, b.dumps,
+                            b.bytes / MIB, raw, job, job / raw);
+                    delete(dir);
+                    try (var admin = kafka.admin()) {
+                        admin.deleteTopics(List.of(topic, topic + ".dlq")).all().get();
+                    }
+                }
+                double[] lat = latency(kafka, shape);
+                report.add(String.format(Locale.ROOT, "%-7s dumps: ingest %.1f MiB/s (median of %d), raw consumer %.1f"
+                                + " MiB/s, ratio %.2f; publish-to-commit p50 %.0f ms, p95 %.0f ms (%.0f dumps, "
+                                + "checkpoint interval 1 s)", shape.name, median(ingest), ROUNDS, median(consume),
+                        median(ingest) / median(consume), lat[0], lat[1], lat[2]));
+            }
+        }
+        System.out.println();
+        report.forEach(System.out::println);
+    }
+
+    record Backlog(int dumps, long bytes, long messages, List<Integer> perDumpMessages) {
+    }
+
+    private static Backlog publish(LocalKafka kafka, String topic, Shape shape, long seed, long total, double rate)
+            throws Exception {
+        SyntheticRanks.Config c = new SyntheticRanks.Config();
+        c.runId = "bench";
+        c.worldSize = 4;
+        c.records = shape.records;
+        c.payloadBytes = shape.payloadBytes;
+        c.dtypes = List.of("bfloat16", "float16", "float32");
+        c.truncatedDumpShare = 0;
+        SyntheticRanks sim = new SyntheticRanks(seed + 1, c.validate());
+        int dumps = 0;
+        long bytes = 0;
+        long messages = 0;
+        long t0 = System.nanoTime();
+        try (DumpPublisher p = new DumpPublisher(PublisherConfig.builder(kafka.bootstrapServers()).topic(topic).build())) {
+            for (long launch = 0; bytes < total; launch++) {
+                for (int rank = 0; rank < 4 && bytes < total; rank++) {
+                    if (rate > 0) {
+                        long wait = t0 + (long) (dumps * 1e9 / rate) - System.nanoTime();
+                        if (wait > 0) {
+                            Thread.sleep(wait / 1_000_000);
+                        }
+                    }
+                    DumpBuilder.Dump d = sim.dump(rank, launch).build();
+                    var r = p.publish(d.manifest(), ByteBuffer.wrap(d.buffer()));
+                    dumps++;
+                    bytes += d.buffer().length;
+                    messages += 1 + r.chunks();
+                }
+            }
+        }
+        return new Backlog(dumps, bytes, messages, List.of());
+    }
+
+    /** A plain consumer reading every message of the topic: MiB/s of message values. */
+    private static double consumeAll(LocalKafka kafka, String topic, long messages) {
+        Properties p = new Properties();
+        p.put("bootstrap.servers", kafka.bootstrapServers());
+        p.put("key.deserializer", ByteArrayDeserializer.class.getName());
+        p.put("value.deserializer", ByteArrayDeserializer.class.getName());
+        p.put("max.partition.fetch.bytes", Integer.toString(LocalKafka.MAX_MESSAGE_BYTES));
+        p.put("fetch.max.bytes", Integer.toString(64 << 20));
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p)) {
+            List<TopicPartition> parts = new ArrayList<>();
+            consumer.partitionsFor(topic).forEach(i -> parts.add(new TopicPartition(topic, i.partition())));
+            consumer.assign(parts);
+            consumer.seekToBeginning(parts);
+            long n = 0;
+            long bytes = 0;
+            long t0 = System.nanoTime();
+            while (n < messages) {
+                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(500))) {
+                    n++;
+                    bytes += r.value() == null ? 0 : r.value().length;
+                }
+            }
+            return bytes / MIB / ((System.nanoTime() - t0) / 1e9);
+        }
+    }
+
+    /**
+     * The job drains the backlog: MiB/s of dump buffers from the first committed dumps file to the
+     * last (startup of the MiniCluster excluded, the first checkpoint's dumps excluded).
+     */
+    private static double drain(LocalKafka kafka, String topic, Path dir, Backlog b) throws Exception {
+        LandedTables tables = new LandedTables(dir.resolve("out"));
+        try (LocalIngest job = LocalIngest.start(config(kafka, topic, dir), new Configuration())) {
+            long first = 0;
+            long firstAt = 0;
+            long deadline = System.nanoTime() + Duration.ofMinutes(10).toNanos();
+            while (System.nanoTime() < deadline) {
+                long landed = tables.rowCount(HivePartition.DUMPS);
+                if (landed > 0 && firstAt == 0) {
+                    first = landed;
+                    firstAt = System.nanoTime();
+                }
+                if (landed >= b.dumps) {
+                    double perDump = (double) b.bytes / b.dumps;
+                    return (b.dumps - first) * perDump / MIB / ((System.nanoTime() - firstAt) / 1e9);
+                }
+                if (job.ended()) {
+                    throw new AssertionError("job ended early");
+                }
+                Thread.sleep(50);
+            }
+            throw new AssertionError("backlog not drained in 10 minutes");
+        }
+    }
+
+    /** Dumps published at a steady rate well under the throughput: {p50, p95, count} of publish-to-commit. */
+    private static double[] latency(LocalKafka kafka, Shape shape) throws Exception {
+        Path dir = Files.createTempDirectory("ingest-latency-");
+        String topic = "latency-" + shape.payloadBytes;
+        kafka.createTopic(topic, 2);
+        kafka.createTopic(topic + ".dlq", 1);
+        LandedTables tables = new LandedTables(dir.resolve("out"));
+        try (LocalIngest job = LocalIngest.start(config(kafka, topic, dir), new Configuration())) {
+            long bytes = shape.payloadBytes > (1 << 20) ? 640L << 20 : 40L << 20;
+            double rate = shape.payloadBytes > (1 << 20) ? 0.5 : 8;
+            Thread.sleep(3000); // the job is up and polling
+            Backlog b = publish(kafka, topic, shape, 99, bytes, rate);
+            long deadline = System.nanoTime() + Duration.ofMinutes(5).toNanos();
+            while (tables.rowCount(HivePartition.DUMPS) < b.dumps && System.nanoTime() < deadline) {
+                Thread.sleep(100);
+            }
+            Thread.sleep(1500); // the committing checkpoint's notification reaches every subtask
+            String h = "publishToCommitMillis";
+            return new double[] {ProgressReporter.quantile(h, 0.5), ProgressReporter.quantile(h, 0.95),
+                ProgressReporter.histogramCount(h)};
+        } finally {
+            delete(dir);
+        }
+    }
+
+    private static IngestConfig config(LocalKafka kafka, String topic, Path dir) {
+        IngestConfig c = new IngestConfig();
+        c.bootstrap = kafka.bootstrapServers();
+        c.topic = topic;
+        c.group = "bench-" + topic;
+        c.out = dir.resolve("out").toString();
+        c.checkpoints = dir.resolve("ck").toString();
+        c.checkpointInterval = Duration.ofSeconds(1);
+        c.parallelism = 2;
+        c.resume = false;
+        return c.validate();
+    }
+
+    private static double median(List<Double> xs) {
+        List<Double> s = new ArrayList<>(xs);
+        s.sort(null);
+        return s.get(s.size() / 2);
+    }
+
+    private static void delete(Path dir) throws Exception {
+        try (Stream<Path> s = Files.walk(dir)) {
+            for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        }
+    }
+}
