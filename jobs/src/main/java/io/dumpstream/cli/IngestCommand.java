@@ -51,9 +51,10 @@ public final class IngestCommand implements Command {
         CountDownLatch stop = new CountDownLatch(1);
         Signals.onTerminate(stop::countDown);
         LocalIngest job = LocalIngest.start(c, new Configuration());
-        out.printf("ingest: job %s on a local MiniCluster, parallelism %d, %s -> %s%s%n", job.client().getJobID(),
-                job.config().parallelism, c.topic, c.out,
-                job.resumedFrom() == null ? "" : ", resumed from " + job.resumedFrom());
+        // one write of the whole line: log lines from other threads share this stream
+        out.println(String.format("ingest: job %s on a local MiniCluster, parallelism %d, %s -> %s%s",
+                job.client().getJobID(), job.config().parallelism, c.topic, c.out,
+                job.resumedFrom() == null ? "" : ", resumed from " + job.resumedFrom()));
         out.flush();
         IngestProgress progress = new IngestProgress();
         while (!stop.await(10, TimeUnit.SECONDS)) {

@@ -22,7 +22,7 @@ public final class IngestConfig implements Serializable {
     public static final Set<String> OPTIONS = Set.of("bootstrap", "topic", "group", "out", "checkpoints",
             "checkpoint-interval", "parallelism", "assembly-timeout", "dedup-retention", "dlq-topic",
             "max-record-bytes", "reject-payload-cap", "row-group-bytes", "state-backend", "restart-attempts",
-            "no-resume", "max-parallelism");
+            "no-resume", "max-parallelism", "sink-buffer-bytes");
     public static final Set<String> FLAGS = Set.of("no-resume");
 
     public static final String USAGE = String.join("\n",
@@ -39,7 +39,9 @@ public final class IngestConfig implements Serializable {
             "  --dlq-topic T                dead-letter topic (default <topic>.dlq)",
             "  --max-record-bytes N         largest accepted payload (default " + DumpAssembly.DEFAULT_MAX_RECORD_BYTES + ")",
             "  --reject-payload-cap N       payload bytes kept with a reject (default " + DumpAssembly.DEFAULT_REJECT_PAYLOAD_CAP + ")",
-            "  --row-group-bytes N          Parquet row group size (default 16 MiB): bounds the sink's buffer per open file",
+            "  --row-group-bytes N          Parquet row group size (default 4 MiB): bounds the buffer of one open file",
+            "  --sink-buffer-bytes N        memory of the open files of one sink subtask (default 128 MiB): past it,",
+            "                               files roll (close and flush) before the checkpoint",
             "  --state-backend hashmap|rocksdb  (default hashmap)",
             "  --restart-attempts N         restarts before the job fails (default: unbounded, exponential delay)",
             "  --no-resume                  local ingest only: do not resume from the latest retained checkpoint",
@@ -59,7 +61,8 @@ public final class IngestConfig implements Serializable {
     public String dlqTopic;
     public long maxRecordBytes = DumpAssembly.DEFAULT_MAX_RECORD_BYTES;
     public int rejectPayloadCap = DumpAssembly.DEFAULT_REJECT_PAYLOAD_CAP;
-    public long rowGroupBytes = 16L << 20;
+    public long rowGroupBytes = 4L << 20;
+    public long sinkBufferBytes = 128L << 20;
     public String stateBackend = "hashmap";
     public int restartAttempts = -1;
     public boolean resume = true;
@@ -86,6 +89,7 @@ public final class IngestConfig implements Serializable {
         c.maxRecordBytes = a.getLong("max-record-bytes", c.maxRecordBytes);
         c.rejectPayloadCap = a.getInt("reject-payload-cap", c.rejectPayloadCap);
         c.rowGroupBytes = a.getLong("row-group-bytes", c.rowGroupBytes);
+        c.sinkBufferBytes = a.getLong("sink-buffer-bytes", c.sinkBufferBytes);
         c.stateBackend = a.get("state-backend", c.stateBackend).toLowerCase(Locale.ROOT);
         c.restartAttempts = a.getInt("restart-attempts", c.restartAttempts);
         c.resume = !a.flag("no-resume");
@@ -114,6 +118,9 @@ public final class IngestConfig implements Serializable {
         }
         if (rowGroupBytes < (64 << 10)) {
             throw new UsageException("--row-group-bytes must be at least 65536, got " + rowGroupBytes);
+        }
+        if (sinkBufferBytes < (1 << 20)) {
+            throw new UsageException("--sink-buffer-bytes must be at least 1048576, got " + sinkBufferBytes);
         }
         if (!stateBackend.equals("hashmap") && !stateBackend.equals("rocksdb")) {
             throw new UsageException("--state-backend must be hashmap or rocksdb, got '" + stateBackend + "'");

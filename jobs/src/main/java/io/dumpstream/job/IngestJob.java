@@ -27,7 +27,6 @@ import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.sink.filesystem.OutputFileConfig;
-import org.apache.flink.streaming.api.functions.sink.filesystem.rollingpolicies.OnCheckpointRollingPolicy;
 import org.apache.kafka.clients.consumer.OffsetResetStrategy;
 
 import java.time.Duration;
@@ -96,9 +95,24 @@ public final class IngestJob {
 
     /** Adds the job's operators to {@code env}. */
     public static void build(StreamExecutionEnvironment env, IngestConfig c) {
+        build(env, c, s -> s);
+    }
+
+    /**
+     * Adds the job's operators to {@code env}, with {@code afterSource} applied to the stream of
+     * messages before the assembler (failure tests insert an operator there; the job itself uses
+     * the identity).
+     */
+    static void build(StreamExecutionEnvironment env, IngestConfig c,
+                      java.util.function.UnaryOperator<DataStream<L1Message>> afterSource) {
         AvroTrust.ensure();
         Properties consumer = new Properties();
         consumer.putAll(c.kafka);
+        // a fetch holds a few 1 MiB chunks: the source reader queues up to three fetches, so this
+        // bounds the source's memory (about 3 x 8 MiB per reader); a single larger batch is still
+        // returned whole, as Kafka always does
+        consumer.putIfAbsent("max.partition.fetch.bytes", Integer.toString(4 << 20));
+        consumer.putIfAbsent("fetch.max.bytes", Integer.toString(8 << 20));
         KafkaSource<L1Message> source = KafkaSource.<L1Message>builder()
                 .setBootstrapServers(c.bootstrap)
                 .setTopics(c.topic)
@@ -113,6 +127,7 @@ public final class IngestJob {
         DataStream<L1Message> messages = env
                 .fromSource(source, WatermarkStrategy.noWatermarks(), "Kafka " + c.topic)
                 .uid("kafka-source");
+        messages = afterSource.apply(messages);
 
         SingleOutputStreamOperator<RecordWork> accepted = messages
                 .keyBy(m -> m.key)
@@ -127,15 +142,19 @@ public final class IngestJob {
                 .uid("decoder")
                 .name("decode records and statistics");
 
-        ParquetWriters.Settings parquet = ParquetWriters.Settings.defaults().withRowGroupBytes(c.rowGroupBytes);
+        // a sink subtask may hold hundreds of open files (one per partition touched since the last
+        // checkpoint): 64 KiB pages and no dictionaries keep an open file near 0.2 MiB (1 MiB pages:
+        // 2.8 MiB), the rows it buffers being bounded by the row group and by the sink's budget
+        ParquetWriters.Settings parquet = ParquetWriters.Settings.defaults().withRowGroupBytes(c.rowGroupBytes)
+                .withPageBytes(64 << 10).withDictionary(false);
         String out = uri(c.out);
-        snapshots.sinkTo(fileSink(out, TensorSnapshot.class, parquet))
+        snapshots.sinkTo(fileSink(out, TensorSnapshot.class, parquet, c.sinkBufferBytes))
                 .uid("sink-snapshots").name("write snapshots");
         accepted.getSideOutput(DumpAssembler.REJECTS)
-                .sinkTo(fileSink(out, RejectedRecord.class, parquet))
+                .sinkTo(fileSink(out, RejectedRecord.class, parquet, c.sinkBufferBytes))
                 .uid("sink-rejects").name("write rejects");
         accepted.getSideOutput(DumpAssembler.OUTCOMES)
-                .sinkTo(fileSink(out, DumpOutcome.class, parquet))
+                .sinkTo(fileSink(out, DumpOutcome.class, parquet, c.sinkBufferBytes))
                 .uid("sink-dumps").name("write dumps");
 
         Properties producer = new Properties();
@@ -162,10 +181,12 @@ public final class IngestJob {
      * table ({@code snapshots/run=.../rank=.../stage=...}, see {@link HivePartition}).
      */
     static <T extends SpecificRecord> FileSink<Routed<T>> fileSink(String root, Class<T> type,
-                                                                  ParquetWriters.Settings parquet) {
-        return FileSink.forBulkFormat(new Path(root), new ParquetBulkWriterFactory<>(type, parquet))
+                                                                  ParquetWriters.Settings parquet, long bufferBytes) {
+        SinkBudget budget = new SinkBudget(bufferBytes);
+        return FileSink.forBulkFormat(new Path(root), new ParquetBulkWriterFactory<>(type, parquet, budget))
                 .withBucketAssigner(new HiveBuckets<T>())
-                .withRollingPolicy(OnCheckpointRollingPolicy.build())
+                .withRollingPolicy(new BudgetRollingPolicy<T>(budget))
+                .withBucketCheckInterval(BudgetRollingPolicy.IDLE_MILLIS)
                 .withOutputFileConfig(OutputFileConfig.builder().withPartPrefix("part").withPartSuffix(".parquet")
                         .build())
                 .build();

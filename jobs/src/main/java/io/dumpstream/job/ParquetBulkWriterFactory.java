@@ -15,7 +15,8 @@ import java.io.IOException;
 /**
  * Bulk Parquet writer for a {@code FileSink}: our ZSTD, bounded-row-group settings (Flink's own
  * Avro Parquet factory always writes uncompressed with 128 MB row groups). The part file's
- * stream belongs to the sink, so the Parquet writer only flushes it when it closes.
+ * stream belongs to the sink, so the Parquet writer only flushes it when it closes. Each writer
+ * reports what it holds in memory to the sink's {@link SinkBudget}.
  */
 public final class ParquetBulkWriterFactory<T extends SpecificRecord> implements BulkWriter.Factory<Routed<T>> {
     private static final long serialVersionUID = 1L;
@@ -25,8 +26,12 @@ public final class ParquetBulkWriterFactory<T extends SpecificRecord> implements
     private final long rowGroupBytes;
     private final int pageBytes;
     private final int rowsBetweenSizeChecks;
+    private final boolean dictionary;
+    private final SinkBudget budget;
 
-    public ParquetBulkWriterFactory(Class<T> type, ParquetWriters.Settings settings) {
+    ParquetBulkWriterFactory(Class<T> type, ParquetWriters.Settings settings, SinkBudget budget) {
+        this.budget = budget;
+        this.dictionary = settings.dictionary();
         this.type = type;
         this.codec = settings.codec().name();
         this.rowGroupBytes = settings.rowGroupBytes();
@@ -41,12 +46,18 @@ public final class ParquetBulkWriterFactory<T extends SpecificRecord> implements
                 .withCodec(CompressionCodecName.valueOf(codec))
                 .withRowGroupBytes(rowGroupBytes)
                 .withPageBytes(pageBytes)
-                .withMaxRowsBetweenSizeChecks(rowsBetweenSizeChecks);
+                .withMaxRowsBetweenSizeChecks(rowsBetweenSizeChecks)
+                .withDictionary(dictionary);
         ParquetWriter<T> writer = ParquetWriters.create(new SinkStream(out), model.getSchema(type), model, settings);
         return new BulkWriter<>() {
+            private String bucket;
+
             @Override
             public void addElement(Routed<T> element) throws IOException {
                 writer.write(element.row);
+                bucket = element.bucket;
+                // written + buffered, less what has reached the file: the unflushed row group
+                budget.update(bucket, writer.getDataSize() - out.getPos());
             }
 
             @Override
@@ -57,6 +68,9 @@ public final class ParquetBulkWriterFactory<T extends SpecificRecord> implements
             @Override
             public void finish() throws IOException {
                 writer.close();
+                if (bucket != null) {
+                    budget.closed(bucket);
+                }
             }
         };
     }

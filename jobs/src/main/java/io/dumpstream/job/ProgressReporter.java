@@ -104,6 +104,11 @@ public final class ProgressReporter implements MetricReporter, MetricReporterFac
         }
     }
 
+    /** Forgets the counts of jobs that have ended (a new job in the same JVM then counts from zero). */
+    public static void forgetRetired() {
+        RETIRED.clear();
+    }
+
     /** The sum over subtasks (live and retired) of counter {@code key}. */
     public static long count(String key) {
         long n = RETIRED.getOrDefault(key, 0L);

@@ -1,0 +1,64 @@
+package io.dumpstream.job;
+
+import java.io.Serializable;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * The memory a file sink subtask holds in open Parquet part files: per open part, the bytes
+ * buffered in its unflushed row group plus a fixed cost for its column writers. The writer factory
+ * reports, the rolling policy reads: both hold this one object, and since the sink is serialized
+ * as one object graph, every sink subtask gets its own instance shared by its factory and policy.
+ * Both run in the subtask's task thread.
+ */
+final class SinkBudget implements Serializable {
+    private static final long serialVersionUID = 1L;
+    /** What an open part costs beyond its buffered rows (column writers without dictionaries, measured about 0.2 MiB). */
+    static final long PART_OVERHEAD = 256 << 10;
+
+    final long limitBytes;
+    private transient Map<String, Long> perPart;
+    private transient long total;
+
+    SinkBudget(long limitBytes) {
+        this.limitBytes = limitBytes;
+    }
+
+    private Map<String, Long> parts() {
+        if (perPart == null) {
+            perPart = new HashMap<>();
+        }
+        return perPart;
+    }
+
+    /** The open part of {@code bucket} now holds {@code bufferedBytes} in memory. */
+    void update(String bucket, long bufferedBytes) {
+        long v = Math.max(0, bufferedBytes) + PART_OVERHEAD;
+        Long old = parts().put(bucket, v);
+        total += v - (old == null ? 0 : old);
+    }
+
+    /** The part of {@code bucket} was closed. */
+    void closed(String bucket) {
+        Long old = parts().remove(bucket);
+        if (old != null) {
+            total -= old;
+        }
+    }
+
+    long total() {
+        return total;
+    }
+
+    long of(String bucket) {
+        return parts().getOrDefault(bucket, 0L);
+    }
+
+    int openParts() {
+        return parts().size();
+    }
+
+    boolean over() {
+        return total > limitBytes;
+    }
+}

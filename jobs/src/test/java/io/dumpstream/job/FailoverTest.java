@@ -1,0 +1,226 @@
+package io.dumpstream.job;
+
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.dumpstream.local.LocalKafka;
+import io.dumpstream.testing.SharedKafka;
+import io.dumpstream.testing.Traffic;
+
+import org.apache.flink.api.common.JobID;
+import org.apache.flink.api.common.JobStatus;
+import org.apache.flink.api.common.functions.RichMapFunction;
+import org.apache.flink.api.common.state.CheckpointListener;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.RestartStrategyOptions;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.runtime.minicluster.MiniCluster;
+import org.apache.flink.runtime.minicluster.MiniClusterConfiguration;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.graph.StreamGraph;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+
+/**
+ * Exactly once under the failures clusters produce (after Flink's FileSink failover ITs and
+ * Kafka's exactly-once sink ITs): an operator failure after a completed checkpoint, a
+ * stop-with-savepoint upgrade, the broker down for tens of seconds, a TaskManager lost. Ranks
+ * publish at a steady rate throughout, so each failure hits data in flight; every test checks the
+ * exact multiset of records and dumps that landed.
+ */
+class FailoverTest {
+    private static final int RANKS = 2;
+
+    @TempDir
+    Path dir;
+
+    private static IngestConfig config(String bootstrap, String topic, Path dir) {
+        IngestConfig c = JobRun.config(bootstrap, topic, dir);
+        c.restartAttempts = 5;
+        c.resume = true;
+        return c;
+    }
+
+    private static Traffic traffic(LocalKafka kafka, String topic, long seed) {
+        kafka.createTopic(topic, 2);
+        kafka.createTopic(topic + ".dlq", 1);
+        return new Traffic(kafka.bootstrapServers(), topic, "failover-" + topic, RANKS, 8, 8 * 1024, 32 * 1024, seed);
+    }
+
+    /** Throws once, after a checkpoint has completed and 25 more messages have passed. */
+    static final class ThrowOnce extends RichMapFunction<L1Message, L1Message> implements CheckpointListener {
+        static final AtomicBoolean THROWN = new AtomicBoolean();
+        static final AtomicBoolean CHECKPOINTED = new AtomicBoolean();
+        static final AtomicInteger AFTER = new AtomicInteger();
+
+        @Override
+        public L1Message map(L1Message m) {
+            if (CHECKPOINTED.get() && AFTER.incrementAndGet() >= 25 && THROWN.compareAndSet(false, true)) {
+                throw new IllegalStateException("injected failure after a completed checkpoint");
+            }
+            return m;
+        }
+
+        @Override
+        public void notifyCheckpointComplete(long checkpointId) {
+            CHECKPOINTED.set(true);
+        }
+    }
+
+    @Test
+    void anOperatorThatThrowsOnceRestartsFromTheCheckpointExactlyOnce() throws Exception {
+        LocalKafka kafka = SharedKafka.get();
+        String topic = "failover-throw";
+        Traffic t = traffic(kafka, topic, 21);
+        IngestConfig c = config(kafka.bootstrapServers(), topic, dir);
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(c.parallelism,
+                IngestJob.configuration(c));
+        IngestJob.build(env, c, s -> s.map(new ThrowOnce()).uid("inject-failure").name("inject failure"));
+        JobClient client = env.executeAsync(IngestJob.NAME);
+        try {
+            Thread publisher = t.publish(0, 25, 8.0);
+            await(ThrowOnce.THROWN::get, client, Duration.ofSeconds(120), "the injected failure");
+            boolean inFlight = publisher.isAlive();
+            t.join(publisher, 120_000);
+            awaitLanded(c, t, client);
+            System.out.println("throw once: failure injected while publishing: " + inFlight);
+            assertTrue(inFlight, "the failure hit data in flight");
+            t.assertExactlyOnce("throw once after a checkpoint", Path.of(c.out));
+        } finally {
+            client.cancel().get(60, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
+    void stopWithSavepointMidStreamAndStartFromItExactlyOnce() throws Exception {
+        LocalKafka kafka = SharedKafka.get();
+        String topic = "failover-savepoint";
+        Traffic t = traffic(kafka, topic, 22);
+        IngestConfig c = config(kafka.bootstrapServers(), topic, dir);
+        Thread publisher;
+        String savepoint;
+        try (LocalIngest first = LocalIngest.start(c, new Configuration())) {
+            publisher = t.publish(0, 25, 8.0);
+            await(() -> landed(c) >= 6, first.client(), Duration.ofSeconds(120), "6 dumps landed");
+            savepoint = first.stop(Duration.ofSeconds(120));
+        }
+        assertNotNull(savepoint, "stop-with-savepoint completed");
+        boolean inFlight = publisher.isAlive();
+        try (LocalIngest second = LocalIngest.start(c, new Configuration())) {
+            assertTrue(second.resumedFrom() != null && second.resumedFrom().contains("savepoint-"),
+                    "resumed from " + second.resumedFrom());
+            t.join(publisher, 120_000);
+            awaitLanded(c, t, second.client());
+        }
+        System.out.println("savepoint " + savepoint + " taken while publishing: " + inFlight);
+        assertTrue(inFlight, "the savepoint was taken mid-stream");
+        t.assertExactlyOnce("stop with savepoint, start from it", Path.of(c.out));
+    }
+
+    @Test
+    void theBrokerDownForTwentySecondsMidStreamTheJobRecoversByItself() throws Exception {
+        try (LocalKafka kafka = LocalKafka.startEphemeral()) {
+            String topic = "failover-broker";
+            Traffic t = traffic(kafka, topic, 23);
+            IngestConfig c = config(kafka.bootstrapServers(), topic, dir);
+            c.restartAttempts = -1; // unbounded, exponential delay capped below
+            Configuration extra = new Configuration();
+            extra.set(RestartStrategyOptions.RESTART_STRATEGY_EXPONENTIAL_DELAY_MAX_BACKOFF, Duration.ofSeconds(3));
+            try (LocalIngest job = LocalIngest.start(c, extra)) {
+                Thread publisher = t.publish(0, 25, 6.0);
+                await(() -> landed(c) >= 6, job.client(), Duration.ofSeconds(120), "6 dumps landed");
+                long t0 = System.nanoTime();
+                kafka.stop();
+                Thread.sleep(20_000);
+                kafka.restart();
+                System.out.printf("broker down for %.1f s with publishing under way: %s%n",
+                        (System.nanoTime() - t0) / 1e9, publisher.isAlive());
+                t.join(publisher, 240_000);
+                awaitLanded(c, t, job.client());
+            }
+            t.assertExactlyOnce("broker stopped for 20 s and restarted", Path.of(c.out));
+        }
+    }
+
+    @Test
+    void aTaskManagerLostMidStreamExactlyOnceAfterRecovery() throws Exception {
+        LocalKafka kafka = SharedKafka.get();
+        String topic = "failover-taskmanager";
+        Traffic t = traffic(kafka, topic, 24);
+        IngestConfig c = config(kafka.bootstrapServers(), topic, dir);
+        Configuration conf = IngestJob.configuration(c);
+        MiniClusterConfiguration mc = new MiniClusterConfiguration.Builder().setConfiguration(conf)
+                .setNumTaskManagers(2).setNumSlotsPerTaskManager(1).build();
+        try (MiniCluster cluster = new MiniCluster(mc)) {
+            cluster.start();
+            StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
+            IngestJob.build(env, c);
+            StreamGraph graph = env.getStreamGraph();
+            JobID id = cluster.submitJob(graph).get().getJobID();
+            Thread publisher = t.publish(0, 25, 8.0);
+            awaitCluster(() -> landed(c) >= 6, cluster, id, "6 dumps landed");
+            cluster.terminateTaskManager(0).get(60, TimeUnit.SECONDS);
+            boolean inFlight = publisher.isAlive();
+            cluster.startTaskManager();
+            t.join(publisher, 120_000);
+            awaitCluster(() -> landed(c) >= t.dumpsSent(), cluster, id, "every dump landed");
+            Thread.sleep(2500);
+            System.out.println("TaskManager 0 terminated while publishing: " + inFlight);
+            assertTrue(inFlight, "the TaskManager was lost mid-stream");
+            t.assertExactlyOnce("a TaskManager lost", Path.of(c.out));
+            cluster.cancelJob(id).get(60, TimeUnit.SECONDS);
+        }
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    private static long landed(IngestConfig c) {
+        try {
+            return Traffic.landedDumps(Path.of(c.out));
+        } catch (Exception e) {
+            return 0;
+        }
+    }
+
+    private static void awaitLanded(IngestConfig c, Traffic t, JobClient client) throws Exception {
+        await(() -> landed(c) >= t.dumpsSent(), client, Duration.ofSeconds(240), "every dump landed");
+        Thread.sleep(2500); // two more checkpoints: anything doubled would have landed by now
+    }
+
+    private static void await(BooleanSupplier done, JobClient client, Duration timeout, String what) throws Exception {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!done.getAsBoolean()) {
+            JobStatus s = client.getJobStatus().get(30, TimeUnit.SECONDS);
+            if (s.isGloballyTerminalState()) {
+                client.getJobExecutionResult().get();
+                throw new AssertionError("job ended with " + s + " waiting for " + what);
+            }
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out waiting for " + what);
+            }
+            Thread.sleep(200);
+        }
+    }
+
+    private static void awaitCluster(BooleanSupplier done, MiniCluster cluster, JobID id, String what)
+            throws Exception {
+        long deadline = System.nanoTime() + Duration.ofSeconds(240).toNanos();
+        while (!done.getAsBoolean()) {
+            JobStatus s = cluster.getJobStatus(id).get(30, TimeUnit.SECONDS);
+            if (s.isGloballyTerminalState()) {
+                throw new AssertionError("job ended with " + s + " waiting for " + what);
+            }
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out waiting for " + what);
+            }
+            Thread.sleep(200);
+        }
+    }
+}

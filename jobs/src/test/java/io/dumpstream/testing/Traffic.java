@@ -1,0 +1,143 @@
+package io.dumpstream.testing;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import io.dumpstream.format.DumpBuilder;
+import io.dumpstream.manifest.Manifests;
+import io.dumpstream.publish.DumpPublisher;
+import io.dumpstream.publish.PublisherConfig;
+import io.dumpstream.simulate.SyntheticRanks;
+import io.dumpstream.table.DuckDb;
+
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * Synthetic ranks publishing in the background for failure tests, remembering exactly what was
+ * acknowledged, and the exactly-once check of what landed: the multiset of records
+ * (run/rank/launch#record_index) and of dumps, with sent / landed / duplicates / lost printed.
+ */
+public final class Traffic {
+    private final String bootstrap;
+    private final String topic;
+    private final SyntheticRanks sim;
+    private final int ranks;
+    private final int chunkBytes;
+    private final List<String> records = Collections.synchronizedList(new ArrayList<>());
+    private final List<String> dumps = Collections.synchronizedList(new ArrayList<>());
+    private final AtomicReference<Throwable> failure = new AtomicReference<>();
+
+    public Traffic(String bootstrap, String topic, String runId, int ranks, int records, long payloadBytes,
+                   int chunkBytes, long seed) {
+        this.bootstrap = bootstrap;
+        this.topic = topic;
+        this.ranks = ranks;
+        this.chunkBytes = chunkBytes;
+        SyntheticRanks.Config cfg = new SyntheticRanks.Config();
+        cfg.runId = runId;
+        cfg.worldSize = ranks;
+        cfg.records = records;
+        cfg.payloadBytes = payloadBytes;
+        cfg.chunkBytes = chunkBytes;
+        this.sim = new SyntheticRanks(seed, cfg.validate());
+    }
+
+    /** Publishes launches [first, first + launches) of every rank from a background thread, at {@code rate} dumps/s (0: no limit). */
+    public Thread publish(int first, int launches, double rate) {
+        Thread t = new Thread(() -> {
+            try (DumpPublisher p = new DumpPublisher(PublisherConfig.builder(bootstrap).topic(topic)
+                    .chunkBytes(chunkBytes).build())) {
+                long t0 = System.nanoTime();
+                int n = 0;
+                for (int launch = first; launch < first + launches; launch++) {
+                    for (int rank = 0; rank < ranks; rank++) {
+                        if (rate > 0) {
+                            long wait = t0 + (long) (n++ * 1e9 / rate) - System.nanoTime();
+                            if (wait > 0) {
+                                Thread.sleep(wait / 1_000_000);
+                            }
+                        }
+                        DumpBuilder.Dump d = sim.dump(rank, launch).build();
+                        p.publish(d.manifest(), ByteBuffer.wrap(d.buffer()));
+                        String id = Manifests.dumpId(d.manifest());
+                        for (int i = 0; i < d.manifest().getRecords().size(); i++) {
+                            records.add(id + "#" + i);
+                        }
+                        dumps.add(id);
+                    }
+                }
+            } catch (Throwable e) {
+                failure.compareAndSet(null, e);
+            }
+        }, "traffic-" + topic + "-" + first);
+        t.setDaemon(true);
+        t.start();
+        return t;
+    }
+
+    /** Waits for a publishing thread and fails with its error, if any. */
+    public void join(Thread t, long timeoutMs) throws InterruptedException {
+        t.join(timeoutMs);
+        if (t.isAlive()) {
+            throw new AssertionError("publishing still running after " + timeoutMs + " ms");
+        }
+        if (failure.get() != null) {
+            throw new AssertionError("publishing failed", failure.get());
+        }
+    }
+
+    public int dumpsSent() {
+        return dumps.size();
+    }
+
+    /** Dumps rows in committed files under OUT; 0 while there are none. */
+    public static long landedDumps(Path out) throws Exception {
+        if (!Files.isDirectory(out.resolve("dumps"))) {
+            return 0;
+        }
+        try {
+            return ((Number) DuckDb.query("SELECT count(*) AS n FROM read_parquet("
+                    + DuckDb.glob(out, "dumps/**/*.parquet") + ")").get(0).get("n")).longValue();
+        } catch (java.sql.SQLException e) {
+            return 0;
+        }
+    }
+
+    /** Asserts that every record and dump sent landed exactly once (all dumps COMPLETE) and prints the tally. */
+    public void assertExactlyOnce(String label, Path out) throws Exception {
+        List<String> landed = new ArrayList<>();
+        for (Map<String, Object> r : DuckDb.query("SELECT run || '/' || rank || '/' || launch_id || '#' || record_index"
+                + " AS k FROM read_parquet(" + DuckDb.glob(out, "snapshots/**/*.parquet")
+                + ", hive_partitioning=true, hive_types={'run': VARCHAR, 'rank': INTEGER, 'stage': VARCHAR})")) {
+            landed.add((String) r.get("k"));
+        }
+        List<String> want = new ArrayList<>(records);
+        want.sort(null);
+        landed.sort(null);
+        Map<String, Integer> counts = new HashMap<>();
+        landed.forEach(k -> counts.merge(k, 1, Integer::sum));
+        long duplicates = counts.values().stream().filter(n -> n > 1).mapToLong(n -> n - 1).sum();
+        long lost = want.stream().filter(k -> !counts.containsKey(k)).count();
+        System.out.printf("%s: sent %d records in %d dumps, landed %d, duplicates %d, lost %d%n", label, want.size(),
+                dumps.size(), landed.size(), duplicates, lost);
+        assertEquals(want, landed, label + ": the exact multiset of (run, rank, launch, record_index)");
+        List<String> landedDumps = new ArrayList<>();
+        for (Map<String, Object> r : DuckDb.query("SELECT dump_id || ' ' || outcome AS d FROM read_parquet("
+                + DuckDb.glob(out, "dumps/**/*.parquet") + ")")) {
+            landedDumps.add((String) r.get("d"));
+        }
+        landedDumps.sort(null);
+        List<String> wantDumps = new ArrayList<>();
+        dumps.forEach(d -> wantDumps.add(d + " COMPLETE"));
+        wantDumps.sort(null);
+        assertEquals(wantDumps, landedDumps, label + ": one COMPLETE dumps row per dump sent");
+        TableLayout.assertLayout(out);
+    }
+}
