@@ -20,6 +20,8 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -58,6 +60,19 @@ public final class ManifestParser {
     }
 
     private ManifestParser() {
+    }
+
+    /**
+     * Parses a manifest file, refusing one larger than {@link #MAX_MANIFEST_BYTES} from its size
+     * before reading any of it.
+     */
+    public static DumpManifest parseFile(Path file) throws DumpFormatException, IOException {
+        long size = Files.size(file);
+        if (size > MAX_MANIFEST_BYTES) {
+            throw invalid("manifest file " + file + " is " + size + " bytes, more than the limit of "
+                    + MAX_MANIFEST_BYTES);
+        }
+        return parse(Files.readAllBytes(file));
     }
 
     /** Parses either form: Avro single-object encoding when it starts with C3 01, else JSON. */

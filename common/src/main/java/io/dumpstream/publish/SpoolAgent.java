@@ -179,13 +179,7 @@ public final class SpoolAgent implements AutoCloseable {
     }
 
     private DumpManifest readManifest(Path manifestFile) throws DumpFormatException, IOException {
-        long size = Files.size(manifestFile);
-        if (size > ManifestParser.MAX_MANIFEST_BYTES) {
-            throw new DumpFormatException(io.dumpstream.format.ReasonCode.MANIFEST_INVALID, "manifest file "
-                    + manifestFile.getFileName() + " is " + size + " bytes, more than "
-                    + ManifestParser.MAX_MANIFEST_BYTES);
-        }
-        return ManifestParser.parse(Files.readAllBytes(manifestFile));
+        return ManifestParser.parseFile(manifestFile);
     }
 
     /** The buffer already moved on a previous run that stopped before the manifest: finish that move. */

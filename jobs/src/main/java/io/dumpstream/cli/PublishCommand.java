@@ -87,7 +87,7 @@ public final class PublishCommand implements Command {
         try (DumpPublisher publisher = new DumpPublisher(config)) {
             for (Path[] pair : pairs) {
                 try {
-                    PublishResult r = publisher.publish(ManifestParser.parse(Files.readAllBytes(pair[0])), pair[1]);
+                    PublishResult r = publisher.publish(ManifestParser.parseFile(pair[0]), pair[1]);
                     dumps++;
                     bytes += r.bytes();
                     out.printf("%s %s %d chunks %d bytes%n", r.dumpId(), pair[1], r.chunks(), r.bytes());

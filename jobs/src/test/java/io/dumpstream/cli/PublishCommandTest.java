@@ -56,6 +56,24 @@ class PublishCommandTest {
     }
 
     @Test
+    void aFiftyMebibyteManifestIsRefusedFromItsSizeNamingTheFile(@TempDir Path dir) throws Exception {
+        Path manifest = dir.resolve("huge.manifest.json");
+        try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(manifest,
+                java.nio.file.StandardOpenOption.CREATE_NEW, java.nio.file.StandardOpenOption.WRITE)) {
+            ch.write(java.nio.ByteBuffer.wrap("{".getBytes(StandardCharsets.US_ASCII)), 50L << 20); // sparse
+        }
+        Files.copy(Vectors.buffer("all_dtypes"), dir.resolve("huge.bin"));
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int status = Main.run(new String[] {"publish", "--bootstrap", SharedKafka.get().bootstrapServers(),
+                "--topic", "cli-huge", "--manifest", manifest.toString(), "--buffer", dir.resolve("huge.bin").toString()},
+                new PrintStream(new ByteArrayOutputStream(), true), new PrintStream(err, true));
+        String errText = err.toString(StandardCharsets.UTF_8);
+        assertEquals(1, status, errText);
+        assertTrue(errText.contains(manifest + ": MANIFEST_INVALID: manifest file " + manifest + " is 52428801 bytes,"
+                + " more than the limit of 16777216"), errText);
+    }
+
+    @Test
     void badArgumentsExitWithUsageStatusNamingTheOption() {
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         PrintStream e = new PrintStream(err, true);
