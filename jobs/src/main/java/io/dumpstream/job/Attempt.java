@@ -16,6 +16,8 @@ public class Attempt {
     /** Bitset of the chunk indices seen, once the manifest is known. */
     public long[] seenChunks;
     public int seenCount;
+    /** Bytes of chunks held in state before the manifest came. */
+    public long earlyBytes;
     /** Bitset of the records accepted in this attempt or an earlier one (those are not written again). */
     public long[] acceptedBits;
     /** Kafka offsets of the chunks consumed (decoded and dropped from state), in consumption order. */

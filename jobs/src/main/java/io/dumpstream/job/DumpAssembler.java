@@ -92,6 +92,7 @@ public class DumpAssembler extends KeyedProcessFunction<String, L1Message, Recor
     private transient Counter dumpsIn;
     private transient Counter duplicates;
     private transient Counter dlqMessages;
+    private transient long maxRecordBytes;
     private transient Counter recordsAccepted;
     private transient Counter recordsRejected;
     private transient Map<ReasonCode, Counter> rejectedByReason;
@@ -109,6 +110,16 @@ public class DumpAssembler extends KeyedProcessFunction<String, L1Message, Recor
 
     @Override
     public void open(OpenContext ctx) {
+        // a record's slot is allocated when it starts: whatever the configuration says, a claim may
+        // never take more than an eighth of this TaskManager's heap (several dumps and subtasks, and
+        // the decoder's and the writer's copies, share it)
+        long heapShare = Runtime.getRuntime().maxMemory() / 8;
+        maxRecordBytes = Math.min(settings.maxRecordBytes(), heapShare);
+        if (maxRecordBytes < settings.maxRecordBytes()) {
+            org.slf4j.LoggerFactory.getLogger(DumpAssembler.class).info("max record bytes {} (an eighth of the heap"
+                    + " of {} bytes) instead of the configured {}", maxRecordBytes,
+                    Runtime.getRuntime().maxMemory(), settings.maxRecordBytes());
+        }
         manifestState = getRuntimeContext().getState(new ValueStateDescriptor<>("manifest", L1Message.class));
         assemblyState = getRuntimeContext().getState(new ValueStateDescriptor<>("assembly", AssemblyState.class));
         attemptState = getRuntimeContext().getState(new ValueStateDescriptor<>("attempt", Attempt.class));
@@ -284,9 +295,15 @@ public class DumpAssembler extends KeyedProcessFunction<String, L1Message, Recor
             // the manifest has not come (yet): hold the chunk in state until it does or the timeout fires
             if (pendingState.contains(index)) {
                 duplicates.inc();
+            } else if (attempt.earlyBytes + msg.valueLength() > maxRecordBytes) {
+                // without a manifest nothing bounds what a key may claim: past the limit, chunks
+                // go to the dead-letter topic (for replay) instead of piling up in state
+                dlq(ctx, msg, BAD_MESSAGE + ": chunk " + index + " of dump " + msg.key + " on " + msg.where()
+                        + ": more than " + maxRecordBytes + " bytes of chunks came before its manifest");
             } else {
                 pendingState.put(index, msg);
                 stateBytes += msg.valueLength();
+                attempt.earlyBytes += msg.valueLength();
             }
             attemptState.update(attempt);
             return;
@@ -341,7 +358,7 @@ public class DumpAssembler extends KeyedProcessFunction<String, L1Message, Recor
 
     private void consume(DumpManifest m, AssemblyState s, Attempt attempt, L1Message chunk, Context ctx,
                          Collector<RecordWork> out) throws Exception {
-        DumpAssembly a = new DumpAssembly(m, s, settings.maxRecordBytes(), settings.rejectPayloadCap());
+        DumpAssembly a = new DumpAssembly(m, s, maxRecordBytes, settings.rejectPayloadCap());
         long before = heldBytes(s);
         boolean headUndecided = s.headerState == 0;
         Sink sink = new Sink(m, attempt, ctx, out);
@@ -450,7 +467,7 @@ public class DumpAssembler extends KeyedProcessFunction<String, L1Message, Recor
         DumpManifest m = manifest(manifestMsg);
         AssemblyState s = assemblyState.value();
         if (s != null && !s.finished) {
-            DumpAssembly a = new DumpAssembly(m, s, settings.maxRecordBytes(), settings.rejectPayloadCap());
+            DumpAssembly a = new DumpAssembly(m, s, maxRecordBytes, settings.rejectPayloadCap());
             Sink sink = new Sink(m, attempt, ctx, out);
             while (!s.finished) {
                 L1Message next = pendingState.get(s.nextChunk);

@@ -37,7 +37,8 @@ public final class IngestConfig implements Serializable {
             "  --assembly-timeout D         a dump still incomplete after this is INCOMPLETE (default 10m)",
             "  --dedup-retention D          finished dump ids are remembered this long (default 24h)",
             "  --dlq-topic T                dead-letter topic (default <topic>.dlq)",
-            "  --max-record-bytes N         largest accepted payload (default " + DumpAssembly.DEFAULT_MAX_RECORD_BYTES + ")",
+            "  --max-record-bytes N         largest accepted payload (default " + DumpAssembly.DEFAULT_MAX_RECORD_BYTES
+                    + ", at most an eighth of the TaskManager heap)",
             "  --reject-payload-cap N       payload bytes kept with a reject (default " + DumpAssembly.DEFAULT_REJECT_PAYLOAD_CAP + ")",
             "  --row-group-bytes N          Parquet row group size (default 4 MiB): bounds the buffer of one open file",
             "  --sink-buffer-bytes N        memory of the open files of one sink subtask (default 128 MiB): past it,",

@@ -108,11 +108,13 @@ public final class IngestJob {
         AvroTrust.ensure();
         Properties consumer = new Properties();
         consumer.putAll(c.kafka);
-        // a fetch holds a few 1 MiB chunks: the source reader queues up to three fetches, so this
-        // bounds the source's memory (about 3 x 8 MiB per reader); a single larger batch is still
-        // returned whole, as Kafka always does
+        // the source reader queues up to three polls. Fetch sizes count compressed bytes, and a chunk
+        // of zeros compresses a thousandfold, so a fetch of 8 MiB could decompress into gigabytes:
+        // the bound that holds is the number of records a poll returns (at most the broker's message
+        // size each), so a reader holds at most about 3 x 4 records
         consumer.putIfAbsent("max.partition.fetch.bytes", Integer.toString(4 << 20));
         consumer.putIfAbsent("fetch.max.bytes", Integer.toString(8 << 20));
+        consumer.putIfAbsent("max.poll.records", "4");
         KafkaSource<L1Message> source = KafkaSource.<L1Message>builder()
                 .setBootstrapServers(c.bootstrap)
                 .setTopics(c.topic)

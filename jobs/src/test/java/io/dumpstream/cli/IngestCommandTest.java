@@ -4,15 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.dumpstream.local.LocalKafka;
+import io.dumpstream.testing.IngestProc;
 import io.dumpstream.testing.SharedKafka;
 import io.dumpstream.testing.Traffic;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -28,6 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
 class IngestCommandTest {
     private static final LocalKafka kafka = SharedKafka.get();
     private static final int RANKS = 2;
+    private static final List<String> JVM = List.of("-Xmx768m");
 
     @TempDir
     Path dir;
@@ -45,83 +43,42 @@ class IngestCommandTest {
                 "--checkpoint-interval", "1s", "--parallelism", "2");
 
         // 1. the first process runs while ranks publish at a steady rate; SIGKILL once some dumps landed
-        Proc p1 = Proc.start(args, dir.resolve("p1"));
+        IngestProc p1 = IngestProc.start(JVM, args, dir.resolve("p1"));
         Thread publisher = traffic.publish(0, 30, 6.0);
         awaitLanded(out, 8, p1);
-        p1.process.destroyForcibly();
-        assertTrue(p1.process.waitFor(30, TimeUnit.SECONDS));
+        p1.process().destroyForcibly();
+        assertTrue(p1.process().waitFor(30, TimeUnit.SECONDS));
         long atKill = Traffic.landedDumps(out);
         System.out.printf("SIGKILL with %d of 60 dumps landed, publishing still under way: %s%n", atKill,
                 publisher.isAlive());
 
         // 2. the same arguments again: it resumes from the newest retained checkpoint by itself
-        Proc p2 = Proc.start(args, dir.resolve("p2"));
+        IngestProc p2 = IngestProc.start(JVM, args, dir.resolve("p2"));
         assertTrue(p2.stdout().contains("resumed from") && p2.stdout().contains("/chk-"), p2.stdout());
         traffic.join(publisher, 120_000);
         assertEquals(RANKS * 30, traffic.dumpsSent());
         awaitLanded(out, RANKS * 30, p2);
 
         // 3. SIGTERM: a savepoint, exit status 0
-        p2.process.destroy();
-        assertTrue(p2.process.waitFor(150, TimeUnit.SECONDS), "SIGTERM ends the process");
-        assertEquals(0, p2.process.exitValue(), p2.stdout() + p2.stderr());
+        p2.process().destroy();
+        assertTrue(p2.process().waitFor(150, TimeUnit.SECONDS), "SIGTERM ends the process");
+        assertEquals(0, p2.process().exitValue(), p2.stdout() + p2.stderr());
         assertTrue(p2.stdout().contains("stopped with savepoint"), p2.stdout());
 
         // 4. more dumps while nothing runs; the next start resumes from that savepoint
         traffic.join(traffic.publish(30, 5, 0), 60_000);
-        Proc p3 = Proc.start(args, dir.resolve("p3"));
+        IngestProc p3 = IngestProc.start(JVM, args, dir.resolve("p3"));
         assertTrue(p3.stdout().contains("resumed from") && p3.stdout().contains("/savepoint-"), p3.stdout());
         awaitLanded(out, RANKS * 35, p3);
         Thread.sleep(2500); // two more checkpoints: anything doubled would have landed by now
-        p3.process.destroy();
-        assertTrue(p3.process.waitFor(150, TimeUnit.SECONDS));
-        assertEquals(0, p3.process.exitValue(), p3.stderr());
+        p3.process().destroy();
+        assertTrue(p3.process().waitFor(150, TimeUnit.SECONDS));
+        assertEquals(0, p3.process().exitValue(), p3.stderr());
 
         traffic.assertExactlyOnce("ingest SIGKILL/SIGTERM", out);
     }
 
-    private static void awaitLanded(Path out, long n, Proc p) throws Exception {
-        long deadline = System.nanoTime() + Duration.ofSeconds(180).toNanos();
-        while (System.nanoTime() < deadline) {
-            if (Traffic.landedDumps(out) >= n) {
-                return;
-            }
-            if (!p.process.isAlive()) {
-                throw new AssertionError("ingest exited with " + p.process.exitValue() + ": " + p.stderr());
-            }
-            Thread.sleep(300);
-        }
-        throw new AssertionError("only " + Traffic.landedDumps(out) + " of " + n + " dumps landed; " + p.stderr());
-    }
-
-    /** {@code java -cp <test class path> io.dumpstream.cli.Main ARGS} with its output in files. */
-    record Proc(Process process, Path stdoutFile, Path stderrFile) {
-        static Proc start(List<String> args, Path base) throws Exception {
-            List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                    "-Xmx768m", "-cp", System.getProperty("java.class.path"), Main.class.getName()));
-            cmd.addAll(args);
-            Path so = Path.of(base + ".out");
-            Path se = Path.of(base + ".err");
-            Process p = new ProcessBuilder(cmd).redirectOutput(so.toFile()).redirectError(se.toFile()).start();
-            Proc proc = new Proc(p, so, se);
-            long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
-            while (!proc.stdout().matches("(?s).*ingest: job [^\\n]*\\n.*")) { // the whole line
-                if (!p.isAlive() || System.nanoTime() > deadline) {
-                    p.destroyForcibly();
-                    throw new AssertionError("ingest did not start: " + proc.stdout() + proc.stderr());
-                }
-                Thread.sleep(100);
-            }
-            return proc;
-        }
-
-        String stdout() throws IOException {
-            return Files.readString(stdoutFile, StandardCharsets.UTF_8);
-        }
-
-        String stderr() throws IOException {
-            String s = Files.readString(stderrFile, StandardCharsets.UTF_8);
-            return s.length() > 4000 ? s.substring(s.length() - 4000) : s;
-        }
+    private static void awaitLanded(Path out, long n, IngestProc p) throws Exception {
+        p.awaitLanded(out, n, Duration.ofSeconds(180));
     }
 }

@@ -98,32 +98,7 @@ class HostileInputTest {
             }
         }
 
-        // the oracle for the file-like mutations: the offline decoder of the very same bytes
-        Path offline = dir.resolve("offline");
-        Path files = Files.createDirectories(dir.resolve("files"));
-        Map<String, String> fileToKey = new HashMap<>();
-        try (TableWriter w = new TableWriter(offline, TableWriter.Options.defaults())) {
-            OfflineDecoder d = new OfflineDecoder(w, Clock.systemUTC());
-            for (Case c : cases) {
-                if (c.chunks == null) {
-                    String name = "case" + c.key.replace('/', '_');
-                    Path m = files.resolve(name + ".manifest.json");
-                    Path b = files.resolve(name + ".bin");
-                    Files.write(m, c.manifest);
-                    Files.write(b, c.buffer);
-                    fileToKey.put(m.getFileName().toString(), c.key);
-                    d.decode(m, b);
-                }
-            }
-            w.commit();
-        }
-        Expected want = new Expected();
-        want.addOffline(offline, fileToKey);
-        for (Case c : cases) {
-            if (c.chunks != null) {
-                want.addModel(c);
-            }
-        }
+        Expected want = expect(cases, dir);
 
         try (RawSend send = new RawSend(kafka.bootstrapServers(), topic)) {
             for (Case c : cases) {
@@ -160,6 +135,38 @@ class HostileInputTest {
 
             assertDeadLettered(topic + ".dlq", cases, want);
         }
+    }
+
+    /** What must land for {@code cases}: the offline decode of file-like mutations, the chunk model of the rest. */
+    static Expected expect(List<Case> cases, Path dir) throws Exception {
+        // the oracle for the file-like mutations: the offline decoder of the very same bytes
+        Path offline = dir.resolve("offline");
+        Path files = Files.createDirectories(dir.resolve("files"));
+        Map<String, String> fileToKey = new HashMap<>();
+        try (TableWriter w = new TableWriter(offline, TableWriter.Options.defaults())) {
+            OfflineDecoder d = new OfflineDecoder(w, Clock.systemUTC());
+            for (Case c : cases) {
+                if (c.chunks == null) {
+                    String name = "case" + c.key.replace('/', '_');
+                    Path m = files.resolve(name + ".manifest.json");
+                    Path b = files.resolve(name + ".bin");
+                    Files.write(m, c.manifest);
+                    Files.write(b, c.buffer);
+                    fileToKey.put(m.getFileName().toString(), c.key);
+                    d.decode(m, b);
+                }
+            }
+            w.commit();
+        }
+        Expected want = new Expected();
+        want.addOffline(offline, fileToKey);
+        for (Case c : cases) {
+            if (c.chunks != null) {
+                want.addModel(c);
+            }
+        }
+
+        return want;
     }
 
     /** Every message of a REJECTED or INCOMPLETE dump, and every out-of-range chunk, is on the DLQ. */
@@ -302,7 +309,7 @@ class HostileInputTest {
             };
         }
 
-        private void add(String table, Object... fields) {
+        void add(String table, Object... fields) {
             StringBuilder b = new StringBuilder();
             for (Object f : fields) {
                 b.append(b.length() == 0 ? "" : "|").append(f instanceof Number x ? Long.toString(x.longValue()) : f);

@@ -1,0 +1,64 @@
+package io.dumpstream.testing;
+
+import io.dumpstream.cli.Main;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * {@code java [JVM options] -cp <test class path> io.dumpstream.cli.Main ARGS} as a child process
+ * with its output in files, started once it printed its whole "ingest: job ..." line.
+ */
+public record IngestProc(Process process, Path stdoutFile, Path stderrFile) {
+    public static IngestProc start(List<String> jvm, List<String> args, Path base) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+        cmd.addAll(jvm);
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Main.class.getName()));
+        cmd.addAll(args);
+        Path so = Path.of(base + ".out");
+        Path se = Path.of(base + ".err");
+        Process p = new ProcessBuilder(cmd).redirectOutput(so.toFile()).redirectError(se.toFile()).start();
+        IngestProc proc = new IngestProc(p, so, se);
+        long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
+        while (!proc.stdout().matches("(?s).*ingest: job [^\\n]*\\n.*")) { // the whole line
+            if (!p.isAlive() || System.nanoTime() > deadline) {
+                p.destroyForcibly();
+                throw new AssertionError("ingest did not start: " + proc.stdout() + proc.stderr());
+            }
+            Thread.sleep(100);
+        }
+        return proc;
+    }
+
+    public String stdout() throws IOException {
+        return Files.readString(stdoutFile, StandardCharsets.UTF_8);
+    }
+
+    /** The last 4000 characters of stderr. */
+    public String stderr() throws IOException {
+        String s = Files.readString(stderrFile, StandardCharsets.UTF_8);
+        return s.length() > 4000 ? s.substring(s.length() - 4000) : s;
+    }
+
+    /** Waits until {@code n} dumps landed under {@code out}, failing if the process exits first. */
+    public void awaitLanded(Path out, long n, Duration timeout) throws Exception {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < deadline) {
+            if (Traffic.landedDumps(out) >= n) {
+                return;
+            }
+            if (!process.isAlive()) {
+                String so = stdout();
+                throw new AssertionError("ingest exited with " + process.exitValue() + ": " + stderr() + "\n--- stdout:\n"
+                        + so.substring(Math.max(0, so.length() - 4000)));
+            }
+            Thread.sleep(300);
+        }
+        throw new AssertionError("only " + Traffic.landedDumps(out) + " of " + n + " dumps landed; " + stderr());
+    }
+}
