@@ -21,12 +21,15 @@ public final class TensorStats {
 
     /** float16 bit pattern to its exact value. */
     static final float[] HALF = new float[1 << 16];
+    /** As HALF, with 0 for infinities and NaNs (the float kernels' zeroed lanes). */
+    private static final float[] HALF_FINITE = new float[1 << 16];
     static final double[] E4M3FN = new double[256];
     static final double[] E5M2 = new double[256];
 
     static {
         for (int b = 0; b < HALF.length; b++) {
             HALF[b] = halfToFloat(b);
+            HALF_FINITE[b] = Float.isFinite(HALF[b]) ? HALF[b] : 0f;
         }
         for (int b = 0; b < 256; b++) {
             E4M3FN[b] = e4m3fn(b);
@@ -54,8 +57,20 @@ public final class TensorStats {
         switch (dtype) {
             case FLOAT64 -> float64(b, off, n, a);
             case FLOAT32 -> float32(b, off, n, a);
-            case FLOAT16 -> half(b, off, n, a);
-            case BFLOAT16 -> bfloat16(b, off, n, a);
+            case FLOAT16 -> {
+                if (n >= HISTOGRAM_MIN) {
+                    histogram16(b, off, n, false, a);
+                } else {
+                    half(b, off, n, a);
+                }
+            }
+            case BFLOAT16 -> {
+                if (n >= HISTOGRAM_MIN) {
+                    histogram16(b, off, n, true, a);
+                } else {
+                    bfloat16(b, off, n, a);
+                }
+            }
             case FLOAT8_E4M3FN -> histogram8(b, off, n, E4M3FN, a);
             case FLOAT8_E5M2 -> histogram8(b, off, n, E5M2, a);
             case INT64 -> int64(b, off, n, a);
@@ -82,13 +97,13 @@ public final class TensorStats {
     /*
      * The float kernels read eight bytes at a time and work on the lanes of the long (SWAR): per
      * lane, bit 15 (31, 63) of (magnitude + constant) is set exactly when the magnitude reaches a
-     * threshold, so one popcount counts NaNs, non-finite elements or non-zeros of all lanes at
-     * once. Non-finite lanes are then zeroed, so the sums need no branch; the zero they leave
-     * behind can only spoil min or max when the record has no real zero and all its finite
-     * elements lie on one side of it, which is detected and recomputed exactly by exact(). Four
-     * accumulators per sum break the floating-point dependency chains; min and max compare doubles
-     * with '<', so signed zeros are settled afterwards from the counted -0.0 elements, as
-     * Math.min/Math.max would. The remaining tail elements go through exact().
+     * threshold, so one popcount counts the NaNs, non-finite elements or non-zeros of all lanes.
+     * Non-finite lanes then read as 0, so the sums need no branch; that 0 can only spoil min or max
+     * when the record has no real zero and all its finite elements lie on one side of it, which
+     * Acc.fold detects and exact() recomputes. Four accumulators per sum break the floating-point
+     * dependency chains (squares through Math.fma, an intrinsic). Min and max compare with '<',
+     * which does not order signed zeros: when one comes out as 0 its sign is settled afterwards
+     * from the -0.0 elements, as Math.min/Math.max would. Tail elements go through exact().
      */
     private static final long H16 = 0x8000800080008000L;
     private static final long M16 = 0x7FFF7FFF7FFF7FFFL;
@@ -96,7 +111,7 @@ public final class TensorStats {
     private static final long M32 = 0x7FFFFFFF7FFFFFFFL;
 
     private static void half(byte[] b, int off, int n, Acc a) {
-        long nan = 0, nonFinite = 0, nonZero = 0, negZero = 0;
+        long nan = 0, nonFinite = 0, nonZero = 0;
         double s0 = 0, s1 = 0, s2 = 0, s3 = 0, q0 = 0, q1 = 0, q2 = 0, q3 = 0;
         double min = Double.POSITIVE_INFINITY, max = Double.NEGATIVE_INFINITY;
         int words = n >>> 2;
@@ -108,21 +123,19 @@ public final class TensorStats {
             nan += Long.bitCount((mag + 0x03FF03FF03FF03FFL) & H16);
             nonFinite += Long.bitCount(nf);
             nonZero += Long.bitCount(nz);
-            negZero += Long.bitCount(x & ~nz & H16);
-            long f = x & ~((nf >>> 15) * 0xFFFF);
-            // a table read beats converting in registers (measured: no float multiply of subnormals)
-            double v0 = HALF[(int) f & 0xFFFF];
-            double v1 = HALF[(int) (f >>> 16) & 0xFFFF];
-            double v2 = HALF[(int) (f >>> 32) & 0xFFFF];
-            double v3 = HALF[(int) (f >>> 48)];
+            // a table read beats converting in registers; non-finite patterns read as 0
+            double v0 = HALF_FINITE[(int) x & 0xFFFF];
+            double v1 = HALF_FINITE[(int) (x >>> 16) & 0xFFFF];
+            double v2 = HALF_FINITE[(int) (x >>> 32) & 0xFFFF];
+            double v3 = HALF_FINITE[(int) (x >>> 48)];
             s0 += v0;
             s1 += v1;
             s2 += v2;
             s3 += v3;
-            q0 += v0 * v0;
-            q1 += v1 * v1;
-            q2 += v2 * v2;
-            q3 += v3 * v3;
+            q0 = Math.fma(v0, v0, q0);
+            q1 = Math.fma(v1, v1, q1);
+            q2 = Math.fma(v2, v2, q2);
+            q3 = Math.fma(v3, v3, q3);
             min = v0 < min ? v0 : min;
             min = v1 < min ? v1 : min;
             min = v2 < min ? v2 : min;
@@ -133,14 +146,16 @@ public final class TensorStats {
             max = v3 > max ? v3 : max;
         }
         int done = words << 2;
-        if (!a.fold(done, nan, nonFinite, nonZero, negZero, (s0 + s1) + (s2 + s3), (q0 + q1) + (q2 + q3), min, max)) {
+        double sum = (s0 + s1) + (s2 + s3);
+        double sumSq = (q0 + q1) + (q2 + q3);
+        if (!a.fold(done, nan, nonFinite, nonZero, sum, sumSq, min, max, Dtype.FLOAT16, b, off)) {
             exact(Dtype.FLOAT16, b, off, 0, done, a);
         }
         exact(Dtype.FLOAT16, b, off, done, n, a);
     }
 
     private static void bfloat16(byte[] b, int off, int n, Acc a) {
-        long nan = 0, nonFinite = 0, nonZero = 0, negZero = 0;
+        long nan = 0, nonFinite = 0, nonZero = 0;
         double s0 = 0, s1 = 0, s2 = 0, s3 = 0, q0 = 0, q1 = 0, q2 = 0, q3 = 0;
         double min = Double.POSITIVE_INFINITY, max = Double.NEGATIVE_INFINITY;
         int words = n >>> 2;
@@ -152,7 +167,6 @@ public final class TensorStats {
             nan += Long.bitCount((mag + 0x007F007F007F007FL) & H16);
             nonFinite += Long.bitCount(nf);
             nonZero += Long.bitCount(nz);
-            negZero += Long.bitCount(x & ~nz & H16);
             long f = x & ~((nf >>> 15) * 0xFFFF);
             // a bfloat16 is the high half of a binary32
             double v0 = Float.intBitsToFloat((int) f << 16);
@@ -163,10 +177,10 @@ public final class TensorStats {
             s1 += v1;
             s2 += v2;
             s3 += v3;
-            q0 += v0 * v0;
-            q1 += v1 * v1;
-            q2 += v2 * v2;
-            q3 += v3 * v3;
+            q0 = Math.fma(v0, v0, q0);
+            q1 = Math.fma(v1, v1, q1);
+            q2 = Math.fma(v2, v2, q2);
+            q3 = Math.fma(v3, v3, q3);
             min = v0 < min ? v0 : min;
             min = v1 < min ? v1 : min;
             min = v2 < min ? v2 : min;
@@ -177,14 +191,16 @@ public final class TensorStats {
             max = v3 > max ? v3 : max;
         }
         int done = words << 2;
-        if (!a.fold(done, nan, nonFinite, nonZero, negZero, (s0 + s1) + (s2 + s3), (q0 + q1) + (q2 + q3), min, max)) {
+        double sum = (s0 + s1) + (s2 + s3);
+        double sumSq = (q0 + q1) + (q2 + q3);
+        if (!a.fold(done, nan, nonFinite, nonZero, sum, sumSq, min, max, Dtype.BFLOAT16, b, off)) {
             exact(Dtype.BFLOAT16, b, off, 0, done, a);
         }
         exact(Dtype.BFLOAT16, b, off, done, n, a);
     }
 
     private static void float32(byte[] b, int off, int n, Acc a) {
-        long nan = 0, nonFinite = 0, nonZero = 0, negZero = 0;
+        long nan = 0, nonFinite = 0, nonZero = 0;
         double s0 = 0, s1 = 0, s2 = 0, s3 = 0, q0 = 0, q1 = 0, q2 = 0, q3 = 0;
         double min = Double.POSITIVE_INFINITY, max = Double.NEGATIVE_INFINITY;
         int pairs = n >>> 2 << 1; // two longs per step
@@ -200,7 +216,6 @@ public final class TensorStats {
             nan += Long.bitCount((mx + 0x007FFFFF007FFFFFL) & H32) + Long.bitCount((my + 0x007FFFFF007FFFFFL) & H32);
             nonFinite += Long.bitCount(nfx) + Long.bitCount(nfy);
             nonZero += Long.bitCount(nzx) + Long.bitCount(nzy);
-            negZero += Long.bitCount(x & ~nzx & H32) + Long.bitCount(y & ~nzy & H32);
             long fx = x & ~((nfx >>> 31) * 0xFFFFFFFFL);
             long fy = y & ~((nfy >>> 31) * 0xFFFFFFFFL);
             double v0 = Float.intBitsToFloat((int) fx);
@@ -211,10 +226,10 @@ public final class TensorStats {
             s1 += v1;
             s2 += v2;
             s3 += v3;
-            q0 += v0 * v0;
-            q1 += v1 * v1;
-            q2 += v2 * v2;
-            q3 += v3 * v3;
+            q0 = Math.fma(v0, v0, q0);
+            q1 = Math.fma(v1, v1, q1);
+            q2 = Math.fma(v2, v2, q2);
+            q3 = Math.fma(v3, v3, q3);
             min = v0 < min ? v0 : min;
             min = v1 < min ? v1 : min;
             min = v2 < min ? v2 : min;
@@ -225,14 +240,16 @@ public final class TensorStats {
             max = v3 > max ? v3 : max;
         }
         int done = pairs << 1;
-        if (!a.fold(done, nan, nonFinite, nonZero, negZero, (s0 + s1) + (s2 + s3), (q0 + q1) + (q2 + q3), min, max)) {
+        double sum = (s0 + s1) + (s2 + s3);
+        double sumSq = (q0 + q1) + (q2 + q3);
+        if (!a.fold(done, nan, nonFinite, nonZero, sum, sumSq, min, max, Dtype.FLOAT32, b, off)) {
             exact(Dtype.FLOAT32, b, off, 0, done, a);
         }
         exact(Dtype.FLOAT32, b, off, done, n, a);
     }
 
     private static void float64(byte[] b, int off, int n, Acc a) {
-        long nan = 0, nonFinite = 0, nonZero = 0, negZero = 0;
+        long nan = 0, nonFinite = 0, nonZero = 0;
         double s0 = 0, s1 = 0, q0 = 0, q1 = 0;
         double min = Double.POSITIVE_INFINITY, max = Double.NEGATIVE_INFINITY;
         int done = n & ~1;
@@ -248,22 +265,52 @@ public final class TensorStats {
             nan += (0x7FF0000000000000L - mx >>> 63) + (0x7FF0000000000000L - my >>> 63);
             nonFinite += (~finx >>> 63) + (~finy >>> 63);
             nonZero += (zx ^ 1) + (zy ^ 1);
-            negZero += (zx & x >>> 63) + (zy & y >>> 63);
             double v0 = Double.longBitsToDouble(x & finx);
             double v1 = Double.longBitsToDouble(y & finy);
             s0 += v0;
             s1 += v1;
-            q0 += v0 * v0;
-            q1 += v1 * v1;
+            q0 = Math.fma(v0, v0, q0);
+            q1 = Math.fma(v1, v1, q1);
             min = v0 < min ? v0 : min;
             min = v1 < min ? v1 : min;
             max = v0 > max ? v0 : max;
             max = v1 > max ? v1 : max;
         }
-        if (!a.fold(done, nan, nonFinite, nonZero, negZero, s0 + s1, q0 + q1, min, max)) {
+        if (!a.fold(done, nan, nonFinite, nonZero, s0 + s1, q0 + q1, min, max, Dtype.FLOAT64, b, off)) {
             exact(Dtype.FLOAT64, b, off, 0, done, a);
         }
         exact(Dtype.FLOAT64, b, off, done, n, a);
+    }
+
+    /** From this many 16-bit elements on, counting bit patterns beats decoding each element. */
+    static final int HISTOGRAM_MIN = 65536;
+    private static final ThreadLocal<int[]> BINS = ThreadLocal.withInitial(() -> new int[1 << 16]);
+
+    /**
+     * 16-bit floats in large records: count each bit pattern (one increment per element, no
+     * floating point in the loop), then fold the 65536 bins into the statistics as count x value
+     * (exact, order-free), clearing them for the next call.
+     */
+    private static void histogram16(byte[] b, int off, int n, boolean bf16, Acc a) {
+        int[] bins = BINS.get();
+        int words = n >>> 2;
+        for (int w = 0; w < words; w++) {
+            long x = (long) I64.get(b, off + 8 * w);
+            bins[(int) x & 0xFFFF]++;
+            bins[(int) (x >>> 16) & 0xFFFF]++;
+            bins[(int) (x >>> 32) & 0xFFFF]++;
+            bins[(int) (x >>> 48)]++;
+        }
+        for (int i = words << 2; i < n; i++) {
+            bins[(short) I16.get(b, off + 2 * i) & 0xFFFF]++;
+        }
+        for (int bits = 0; bits < bins.length; bits++) {
+            int c = bins[bits];
+            if (c != 0) {
+                bins[bits] = 0;
+                a.add(bf16 ? Float.intBitsToFloat(bits << 16) : HALF[bits], c);
+            }
+        }
     }
 
     /*
@@ -326,8 +373,8 @@ public final class TensorStats {
             double v1 = y;
             s0 += v0;
             s1 += v1;
-            q0 += v0 * v0;
-            q1 += v1 * v1;
+            q0 = Math.fma(v0, v0, q0);
+            q1 = Math.fma(v1, v1, q1);
             min = Math.min(Math.min(x, y), min);
             max = Math.max(Math.max(x, y), max);
         }
@@ -366,6 +413,20 @@ public final class TensorStats {
                 a.add(value[v], c);
             }
         }
+    }
+
+    /** Number of -0.0 among the first {@code n} elements: only asked when min or max came out as a zero. */
+    private static long negativeZeros(Dtype d, byte[] b, int off, long n) {
+        long c = 0;
+        for (int i = 0; i < n; i++) {
+            c += switch (d) {
+                case FLOAT64 -> (long) I64.get(b, off + 8 * i) == Long.MIN_VALUE ? 1 : 0;
+                case FLOAT32 -> (int) I32.get(b, off + 4 * i) == Integer.MIN_VALUE ? 1 : 0;
+                case FLOAT16, BFLOAT16 -> (short) I16.get(b, off + 2 * i) == Short.MIN_VALUE ? 1 : 0;
+                default -> throw new IllegalStateException("no signed zero in " + d);
+            };
+        }
+        return c;
     }
 
     /** Element by element over elements [from, to): tails, and records the fast kernels hand back. */
@@ -419,8 +480,8 @@ public final class TensorStats {
          * zeroed; false (and nothing added) when that zero may have become min or max, in which
          * case the caller recomputes those elements exactly.
          */
-        boolean fold(long count, long nanCount, long nonFinite, long nonZero, long negZero,
-                     double s, double q, double lo, double hi) {
+        boolean fold(long count, long nanCount, long nonFinite, long nonZero, double s, double q, double lo, double hi,
+                     Dtype d, byte[] b, int off) {
             long fin = count - nonFinite;
             long zeros = count - nonZero;
             if (fin == 0) {
@@ -428,7 +489,8 @@ public final class TensorStats {
                 hi = Double.NEGATIVE_INFINITY;
             } else if (zeros == 0 && nonFinite > 0 && (lo == 0 || hi == 0)) {
                 return false;
-            } else {
+            } else if (lo == 0 || hi == 0) {
+                long negZero = negativeZeros(d, b, off, count);
                 if (lo == 0) {
                     lo = negZero > 0 ? -0.0 : 0.0;
                 }

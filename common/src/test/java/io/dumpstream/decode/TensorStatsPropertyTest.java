@@ -26,8 +26,8 @@ import static org.junit.jupiter.api.Assertions.assertNull;
  * word and tail boundaries and at unaligned offsets.
  */
 class TensorStatsPropertyTest {
-    /** Element counts around every boundary of the kernels: 4- and 8-element words, tails, 64 KiB. */
-    static final int[] SIZES = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 31, 32, 33, 255, 256, 257, 1000,
+    /** Element counts around every boundary of the kernels: 4- and 8-element words, tails, the 16-bit histogram threshold. */
+    static final int[] SIZES = {TensorStats.HISTOGRAM_MIN - 1, TensorStats.HISTOGRAM_MIN, TensorStats.HISTOGRAM_MIN + 1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 31, 32, 33, 255, 256, 257, 1000,
             4095, 4096, 4097, 8191, 8192, 8193, 16383, 16384, 16385, 32767, 32768, 32769, 65535, 65536, 65537,
             100_003};
 
