@@ -101,7 +101,9 @@ public final class TensorStats {
      * Non-finite lanes then read as 0, so the sums need no branch; that 0 can only spoil min or max
      * when the record has no real zero and all its finite elements lie on one side of it, which
      * Acc.fold detects and exact() recomputes. Four accumulators per sum break the floating-point
-     * dependency chains (squares through Math.fma, an intrinsic). Min and max compare with '<',
+     * dependency chains (squares through Math.fma, an intrinsic). A word updates min and max only
+     * when one of its lanes is larger in magnitude than a threshold inside [min, max] (one add and
+     * one test per word instead of eight comparisons). Min and max compare with '<',
      * which does not order signed zeros: when one comes out as 0 its sign is settled afterwards
      * from the -0.0 elements, as Math.min/Math.max would. Tail elements go through exact().
      */
@@ -114,6 +116,7 @@ public final class TensorStats {
         long nan = 0, nonFinite = 0, nonZero = 0;
         double s0 = 0, s1 = 0, s2 = 0, s3 = 0, q0 = 0, q1 = 0, q2 = 0, q3 = 0;
         double min = Double.POSITIVE_INFINITY, max = Double.NEGATIVE_INFINITY;
+        long thr = H16;
         int words = n >>> 2;
         for (int w = 0; w < words; w++) {
             long x = (long) I64.get(b, off + 8 * w);
@@ -136,14 +139,17 @@ public final class TensorStats {
             q1 = Math.fma(v1, v1, q1);
             q2 = Math.fma(v2, v2, q2);
             q3 = Math.fma(v3, v3, q3);
-            min = v0 < min ? v0 : min;
-            min = v1 < min ? v1 : min;
-            min = v2 < min ? v2 : min;
-            min = v3 < min ? v3 : min;
-            max = v0 > max ? v0 : max;
-            max = v1 > max ? v1 : max;
-            max = v2 > max ? v2 : max;
-            max = v3 > max ? v3 : max;
+            if (((mag + thr) & H16) != 0) { // some lane may lie outside [min, max]
+                min = v0 < min ? v0 : min;
+                min = v1 < min ? v1 : min;
+                min = v2 < min ? v2 : min;
+                min = v3 < min ? v3 : min;
+                max = v0 > max ? v0 : max;
+                max = v1 > max ? v1 : max;
+                max = v2 > max ? v2 : max;
+                max = v3 > max ? v3 : max;
+                thr = threshold16(min, max, false);
+            }
         }
         int done = words << 2;
         double sum = (s0 + s1) + (s2 + s3);
@@ -158,6 +164,7 @@ public final class TensorStats {
         long nan = 0, nonFinite = 0, nonZero = 0;
         double s0 = 0, s1 = 0, s2 = 0, s3 = 0, q0 = 0, q1 = 0, q2 = 0, q3 = 0;
         double min = Double.POSITIVE_INFINITY, max = Double.NEGATIVE_INFINITY;
+        long thr = H16;
         int words = n >>> 2;
         for (int w = 0; w < words; w++) {
             long x = (long) I64.get(b, off + 8 * w);
@@ -181,14 +188,17 @@ public final class TensorStats {
             q1 = Math.fma(v1, v1, q1);
             q2 = Math.fma(v2, v2, q2);
             q3 = Math.fma(v3, v3, q3);
-            min = v0 < min ? v0 : min;
-            min = v1 < min ? v1 : min;
-            min = v2 < min ? v2 : min;
-            min = v3 < min ? v3 : min;
-            max = v0 > max ? v0 : max;
-            max = v1 > max ? v1 : max;
-            max = v2 > max ? v2 : max;
-            max = v3 > max ? v3 : max;
+            if (((mag + thr) & H16) != 0) {
+                min = v0 < min ? v0 : min;
+                min = v1 < min ? v1 : min;
+                min = v2 < min ? v2 : min;
+                min = v3 < min ? v3 : min;
+                max = v0 > max ? v0 : max;
+                max = v1 > max ? v1 : max;
+                max = v2 > max ? v2 : max;
+                max = v3 > max ? v3 : max;
+                thr = threshold16(min, max, true);
+            }
         }
         int done = words << 2;
         double sum = (s0 + s1) + (s2 + s3);
@@ -203,6 +213,7 @@ public final class TensorStats {
         long nan = 0, nonFinite = 0, nonZero = 0;
         double s0 = 0, s1 = 0, s2 = 0, s3 = 0, q0 = 0, q1 = 0, q2 = 0, q3 = 0;
         double min = Double.POSITIVE_INFINITY, max = Double.NEGATIVE_INFINITY;
+        long thr = H32;
         int pairs = n >>> 2 << 1; // two longs per step
         for (int w = 0; w < pairs; w += 2) {
             long x = (long) I64.get(b, off + 8 * w);
@@ -230,14 +241,17 @@ public final class TensorStats {
             q1 = Math.fma(v1, v1, q1);
             q2 = Math.fma(v2, v2, q2);
             q3 = Math.fma(v3, v3, q3);
-            min = v0 < min ? v0 : min;
-            min = v1 < min ? v1 : min;
-            min = v2 < min ? v2 : min;
-            min = v3 < min ? v3 : min;
-            max = v0 > max ? v0 : max;
-            max = v1 > max ? v1 : max;
-            max = v2 > max ? v2 : max;
-            max = v3 > max ? v3 : max;
+            if ((((mx + thr) | (my + thr)) & H32) != 0) {
+                min = v0 < min ? v0 : min;
+                min = v1 < min ? v1 : min;
+                min = v2 < min ? v2 : min;
+                min = v3 < min ? v3 : min;
+                max = v0 > max ? v0 : max;
+                max = v1 > max ? v1 : max;
+                max = v2 > max ? v2 : max;
+                max = v3 > max ? v3 : max;
+                thr = threshold32(min, max);
+            }
         }
         int done = pairs << 1;
         double sum = (s0 + s1) + (s2 + s3);
@@ -311,6 +325,40 @@ public final class TensorStats {
                 a.add(bf16 ? Float.intBitsToFloat(bits << 16) : HALF[bits], c);
             }
         }
+    }
+
+    /**
+     * Per-lane constant for the extremum filter of the 16-bit kernels: (magnitude + constant) sets
+     * bit 15 exactly for magnitudes above T, where every element of magnitude at most T lies in
+     * [min, max] (T = the smaller of |min| and |max| while min <= 0 <= max; before that, every
+     * lane passes). Bit patterns of one sign order like their magnitudes, so T is a pattern.
+     */
+    private static long threshold16(double min, double max, boolean bf16) {
+        if (!(min <= 0 && max >= 0)) {
+            return H16;
+        }
+        int t = Math.min(magnitude16(Math.abs(min), bf16), magnitude16(Math.abs(max), bf16)); // abs: -0.0
+        return (0x7FFF - t) * 0x0001000100010001L;
+    }
+
+    /** The 16-bit pattern of a non-negative value that is exactly a float16 (bfloat16) value. */
+    private static int magnitude16(double v, boolean bf16) {
+        int bits = Float.floatToRawIntBits((float) v);
+        if (bf16) {
+            return bits >>> 16;
+        }
+        int e = bits >>> 23;
+        return e < 113 ? (int) ((float) v * 0x1p24f) : (e - 112) << 10 | (bits >>> 13 & 0x3FF);
+    }
+
+    /** As threshold16 for 32-bit lanes. */
+    private static long threshold32(double min, double max) {
+        if (!(min <= 0 && max >= 0)) {
+            return H32;
+        }
+        long t = Math.min(Float.floatToRawIntBits((float) Math.abs(min)),
+                Float.floatToRawIntBits((float) Math.abs(max)));
+        return (0x7FFFFFFFL - t) * 0x0000000100000001L;
     }
 
     /*

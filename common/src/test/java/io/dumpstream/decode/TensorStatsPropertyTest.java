@@ -85,6 +85,22 @@ class TensorStatsPropertyTest {
         s = TensorStats.compute(Dtype.FLOAT64, bb.array(), 0, 16);
         assertEquals(Double.valueOf(-0.0), s.min());
         assertEquals(Double.valueOf(0.0), s.max());
+        // max -0.0 while min < 0, then a larger value: the extremum filter must still see it
+        bb = ByteBuffer.allocate(64).order(ByteOrder.LITTLE_ENDIAN);
+        for (float f : new float[]{-0.0f, -1f, -0.5f, -0.0f, -0.25f, -2f, -0.0f, -1f, -0.5f, -1f, -3f, -0.0f, 7f, -1f, -1f, -1f}) {
+            bb.putFloat(f);
+        }
+        s = TensorStats.compute(Dtype.FLOAT32, bb.array(), 0, 64);
+        assertEquals(-3.0, s.min());
+        assertEquals(7.0, s.max());
+        b = shorts(0x8000, 0xBC00, 0x8000, 0xB800, 0xC000, 0x8000, 0xB800, 0xBC00, 0x4700, 0xBC00, 0x8000, 0x8000);
+        s = TensorStats.compute(Dtype.FLOAT16, b, 0, b.length);
+        assertEquals(-2.0, s.min());
+        assertEquals(7.0, s.max());
+        b = shorts(0x8000, 0xBF80, 0x8000, 0xBF00, 0xC000, 0x8000, 0xBF00, 0xBF80, 0x40E0, 0xBF80, 0x8000, 0x8000);
+        s = TensorStats.compute(Dtype.BFLOAT16, b, 0, b.length);
+        assertEquals(-2.0, s.min());
+        assertEquals(7.0, s.max());
         // nothing finite: statistics over the finite elements are null
         b = shorts(0x7C00, 0xFC00, 0x7C01, 0xFFFF, 0x7E00);
         s = TensorStats.compute(Dtype.FLOAT16, b, 0, b.length);
