@@ -26,8 +26,9 @@ import static org.junit.jupiter.api.Assertions.assertNull;
  * word and tail boundaries and at unaligned offsets.
  */
 class TensorStatsPropertyTest {
-    /** Element counts around every boundary of the kernels: 4- and 8-element words, tails, the 16-bit histogram threshold. */
-    static final int[] SIZES = {TensorStats.HISTOGRAM_MIN - 1, TensorStats.HISTOGRAM_MIN, TensorStats.HISTOGRAM_MIN + 1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 31, 32, 33, 255, 256, 257, 1000,
+    /** Element counts around every boundary of the kernels: words, tails, the 16-bit histogram threshold. */
+    static final int[] SIZES = {TensorStats.HISTOGRAM_MIN - 1, TensorStats.HISTOGRAM_MIN, TensorStats.HISTOGRAM_MIN + 1,
+            0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 31, 32, 33, 255, 256, 257, 1000,
             4095, 4096, 4097, 8191, 8192, 8193, 16383, 16384, 16385, 32767, 32768, 32769, 65535, 65536, 65537,
             100_003};
 
@@ -87,7 +88,8 @@ class TensorStatsPropertyTest {
         assertEquals(Double.valueOf(0.0), s.max());
         // max -0.0 while min < 0, then a larger value: the extremum filter must still see it
         bb = ByteBuffer.allocate(64).order(ByteOrder.LITTLE_ENDIAN);
-        for (float f : new float[]{-0.0f, -1f, -0.5f, -0.0f, -0.25f, -2f, -0.0f, -1f, -0.5f, -1f, -3f, -0.0f, 7f, -1f, -1f, -1f}) {
+        for (float f : new float[]{-0.0f, -1f, -0.5f, -0.0f, -0.25f, -2f, -0.0f, -1f,
+                -0.5f, -1f, -3f, -0.0f, 7f, -1f, -1f, -1f}) {
             bb.putFloat(f);
         }
         s = TensorStats.compute(Dtype.FLOAT32, bb.array(), 0, 64);
