@@ -21,12 +21,15 @@ public final class TensorStats {
 
     /** float16 bit pattern to its exact value. */
     static final float[] HALF = new float[1 << 16];
+    /** As HALF, with 0 for infinities and NaNs (the float kernels' zeroed lanes). */
+    private static final float[] HALF_FINITE = new float[1 << 16];
     static final double[] E4M3FN = new double[256];
     static final double[] E5M2 = new double[256];
 
     static {
         for (int b = 0; b < HALF.length; b++) {
             HALF[b] = halfToFloat(b);
+            HALF_FINITE[b] = Float.isFinite(HALF[b]) ? HALF[b] : 0f;
         }
         for (int b = 0; b < 256; b++) {
             E4M3FN[b] = e4m3fn(b);
@@ -49,71 +52,248 @@ public final class TensorStats {
             throw new IllegalArgumentException("payload of " + len + " bytes at " + off + " in " + b.length
                     + " is not a whole number of " + es + "-byte " + dtype.torchName() + " elements");
         }
-        Acc a = new Acc();
         int n = len / es;
+        Acc a = new Acc();
         switch (dtype) {
-            case FLOAT64:
-                for (int i = 0; i < n; i++) {
-                    a.add((double) F64.get(b, off + 8 * i));
-                }
-                break;
-            case FLOAT32:
-                float32(b, off, n, a);
-                break;
-            case FLOAT16:
+            case FLOAT64 -> float64(b, off, n, a);
+            case FLOAT32 -> float32(b, off, n, a);
+            case FLOAT16 -> {
                 if (n >= HISTOGRAM_MIN) {
-                    histogram16(b, off, n, a, false);
+                    histogram16(b, off, n, false, a);
                 } else {
                     half(b, off, n, a);
                 }
-                break;
-            case BFLOAT16:
+            }
+            case BFLOAT16 -> {
                 if (n >= HISTOGRAM_MIN) {
-                    histogram16(b, off, n, a, true);
+                    histogram16(b, off, n, true, a);
                 } else {
                     bfloat16(b, off, n, a);
                 }
-                break;
-            case FLOAT8_E4M3FN:
-                for (int i = 0; i < n; i++) {
-                    a.add(E4M3FN[b[off + i] & 0xFF]);
-                }
-                break;
-            case FLOAT8_E5M2:
-                for (int i = 0; i < n; i++) {
-                    a.add(E5M2[b[off + i] & 0xFF]);
-                }
-                break;
-            case INT64:
-                for (int i = 0; i < n; i++) {
-                    a.addFinite((double) (long) I64.get(b, off + 8 * i));
-                }
-                break;
-            case INT32:
-                for (int i = 0; i < n; i++) {
-                    a.addFinite((int) I32.get(b, off + 4 * i));
-                }
-                break;
-            case INT16:
-                for (int i = 0; i < n; i++) {
-                    a.addFinite((short) I16.get(b, off + 2 * i));
-                }
-                break;
-            case INT8:
-                for (int i = 0; i < n; i++) {
-                    a.addFinite(b[off + i]);
-                }
-                break;
-            case UINT8:
-            case BOOL:
-                for (int i = 0; i < n; i++) {
-                    a.addFinite(b[off + i] & 0xFF);
-                }
-                break;
-            default:
-                throw new IllegalStateException("dtype not handled: " + dtype);
+            }
+            case FLOAT8_E4M3FN -> histogram8(b, off, n, E4M3FN, a);
+            case FLOAT8_E5M2 -> histogram8(b, off, n, E5M2, a);
+            case INT64 -> int64(b, off, n, a);
+            case INT32 -> int32(b, off, n, a);
+            case INT16 -> int16(b, off, n, a);
+            case INT8 -> histogram8(b, off, n, INT8, a);
+            case UINT8, BOOL -> histogram8(b, off, n, UINT8, a);
+            default -> throw new IllegalStateException("dtype not handled: " + dtype);
         }
         return a.stats(n);
+    }
+
+    /** Value of a byte read as int8 and as uint8, for the 8-bit histograms. */
+    private static final double[] INT8 = new double[256];
+    private static final double[] UINT8 = new double[256];
+
+    static {
+        for (int v = 0; v < 256; v++) {
+            INT8[v] = (byte) v;
+            UINT8[v] = v;
+        }
+    }
+
+    /*
+     * The float kernels read eight bytes at a time and work on the lanes of the long (SWAR): per
+     * lane, bit 15 (31, 63) of (magnitude + constant) is set exactly when the magnitude reaches a
+     * threshold, so one popcount counts the NaNs, non-finite elements or non-zeros of all lanes.
+     * Non-finite lanes then read as 0, so the sums need no branch; that 0 can only spoil min or max
+     * when the record has no real zero and all its finite elements lie on one side of it, which
+     * Acc.fold detects and exact() recomputes. Four accumulators per sum break the floating-point
+     * dependency chains (squares through Math.fma, an intrinsic). A word updates min and max only
+     * when one of its lanes is larger in magnitude than a threshold inside [min, max] (one add and
+     * one test per word instead of eight comparisons). Min and max compare with '<',
+     * which does not order signed zeros: when one comes out as 0 its sign is settled afterwards
+     * from the -0.0 elements, as Math.min/Math.max would. Tail elements go through exact().
+     */
+    private static final long H16 = 0x8000800080008000L;
+    private static final long M16 = 0x7FFF7FFF7FFF7FFFL;
+    private static final long H32 = 0x8000000080000000L;
+    private static final long M32 = 0x7FFFFFFF7FFFFFFFL;
+
+    private static void half(byte[] b, int off, int n, Acc a) {
+        long nan = 0, nonFinite = 0, nonZero = 0;
+        double s0 = 0, s1 = 0, s2 = 0, s3 = 0, q0 = 0, q1 = 0, q2 = 0, q3 = 0;
+        double min = Double.POSITIVE_INFINITY, max = Double.NEGATIVE_INFINITY;
+        long thr = H16;
+        int words = n >>> 2;
+        for (int w = 0; w < words; w++) {
+            long x = (long) I64.get(b, off + 8 * w);
+            long mag = x & M16;
+            long nf = (mag + 0x0400040004000400L) & H16; // exponent all ones: inf or NaN
+            long nz = (mag + M16) & H16;
+            nan += Long.bitCount((mag + 0x03FF03FF03FF03FFL) & H16);
+            nonFinite += Long.bitCount(nf);
+            nonZero += Long.bitCount(nz);
+            // a table read beats converting in registers; non-finite patterns read as 0
+            double v0 = HALF_FINITE[(int) x & 0xFFFF];
+            double v1 = HALF_FINITE[(int) (x >>> 16) & 0xFFFF];
+            double v2 = HALF_FINITE[(int) (x >>> 32) & 0xFFFF];
+            double v3 = HALF_FINITE[(int) (x >>> 48)];
+            s0 += v0;
+            s1 += v1;
+            s2 += v2;
+            s3 += v3;
+            q0 = Math.fma(v0, v0, q0);
+            q1 = Math.fma(v1, v1, q1);
+            q2 = Math.fma(v2, v2, q2);
+            q3 = Math.fma(v3, v3, q3);
+            if (((mag + thr) & H16) != 0) { // some lane may lie outside [min, max]
+                min = v0 < min ? v0 : min;
+                min = v1 < min ? v1 : min;
+                min = v2 < min ? v2 : min;
+                min = v3 < min ? v3 : min;
+                max = v0 > max ? v0 : max;
+                max = v1 > max ? v1 : max;
+                max = v2 > max ? v2 : max;
+                max = v3 > max ? v3 : max;
+                thr = threshold16(min, max, false);
+            }
+        }
+        int done = words << 2;
+        double sum = (s0 + s1) + (s2 + s3);
+        double sumSq = (q0 + q1) + (q2 + q3);
+        if (!a.fold(done, nan, nonFinite, nonZero, sum, sumSq, min, max, Dtype.FLOAT16, b, off)) {
+            exact(Dtype.FLOAT16, b, off, 0, done, a);
+        }
+        exact(Dtype.FLOAT16, b, off, done, n, a);
+    }
+
+    private static void bfloat16(byte[] b, int off, int n, Acc a) {
+        long nan = 0, nonFinite = 0, nonZero = 0;
+        double s0 = 0, s1 = 0, s2 = 0, s3 = 0, q0 = 0, q1 = 0, q2 = 0, q3 = 0;
+        double min = Double.POSITIVE_INFINITY, max = Double.NEGATIVE_INFINITY;
+        long thr = H16;
+        int words = n >>> 2;
+        for (int w = 0; w < words; w++) {
+            long x = (long) I64.get(b, off + 8 * w);
+            long mag = x & M16;
+            long nf = (mag + 0x0080008000800080L) & H16;
+            long nz = (mag + M16) & H16;
+            nan += Long.bitCount((mag + 0x007F007F007F007FL) & H16);
+            nonFinite += Long.bitCount(nf);
+            nonZero += Long.bitCount(nz);
+            long f = x & ~((nf >>> 15) * 0xFFFF);
+            // a bfloat16 is the high half of a binary32
+            double v0 = Float.intBitsToFloat((int) f << 16);
+            double v1 = Float.intBitsToFloat((int) f & 0xFFFF0000);
+            double v2 = Float.intBitsToFloat((int) (f >>> 16) & 0xFFFF0000);
+            double v3 = Float.intBitsToFloat((int) (f >>> 32) & 0xFFFF0000);
+            s0 += v0;
+            s1 += v1;
+            s2 += v2;
+            s3 += v3;
+            q0 = Math.fma(v0, v0, q0);
+            q1 = Math.fma(v1, v1, q1);
+            q2 = Math.fma(v2, v2, q2);
+            q3 = Math.fma(v3, v3, q3);
+            if (((mag + thr) & H16) != 0) {
+                min = v0 < min ? v0 : min;
+                min = v1 < min ? v1 : min;
+                min = v2 < min ? v2 : min;
+                min = v3 < min ? v3 : min;
+                max = v0 > max ? v0 : max;
+                max = v1 > max ? v1 : max;
+                max = v2 > max ? v2 : max;
+                max = v3 > max ? v3 : max;
+                thr = threshold16(min, max, true);
+            }
+        }
+        int done = words << 2;
+        double sum = (s0 + s1) + (s2 + s3);
+        double sumSq = (q0 + q1) + (q2 + q3);
+        if (!a.fold(done, nan, nonFinite, nonZero, sum, sumSq, min, max, Dtype.BFLOAT16, b, off)) {
+            exact(Dtype.BFLOAT16, b, off, 0, done, a);
+        }
+        exact(Dtype.BFLOAT16, b, off, done, n, a);
+    }
+
+    private static void float32(byte[] b, int off, int n, Acc a) {
+        long nan = 0, nonFinite = 0, nonZero = 0;
+        double s0 = 0, s1 = 0, s2 = 0, s3 = 0, q0 = 0, q1 = 0, q2 = 0, q3 = 0;
+        double min = Double.POSITIVE_INFINITY, max = Double.NEGATIVE_INFINITY;
+        long thr = H32;
+        int pairs = n >>> 2 << 1; // two longs per step
+        for (int w = 0; w < pairs; w += 2) {
+            long x = (long) I64.get(b, off + 8 * w);
+            long y = (long) I64.get(b, off + 8 * w + 8);
+            long mx = x & M32;
+            long my = y & M32;
+            long nfx = (mx + 0x0080000000800000L) & H32;
+            long nfy = (my + 0x0080000000800000L) & H32;
+            long nzx = (mx + M32) & H32;
+            long nzy = (my + M32) & H32;
+            nan += Long.bitCount((mx + 0x007FFFFF007FFFFFL) & H32) + Long.bitCount((my + 0x007FFFFF007FFFFFL) & H32);
+            nonFinite += Long.bitCount(nfx) + Long.bitCount(nfy);
+            nonZero += Long.bitCount(nzx) + Long.bitCount(nzy);
+            long fx = x & ~((nfx >>> 31) * 0xFFFFFFFFL);
+            long fy = y & ~((nfy >>> 31) * 0xFFFFFFFFL);
+            double v0 = Float.intBitsToFloat((int) fx);
+            double v1 = Float.intBitsToFloat((int) (fx >>> 32));
+            double v2 = Float.intBitsToFloat((int) fy);
+            double v3 = Float.intBitsToFloat((int) (fy >>> 32));
+            s0 += v0;
+            s1 += v1;
+            s2 += v2;
+            s3 += v3;
+            q0 = Math.fma(v0, v0, q0);
+            q1 = Math.fma(v1, v1, q1);
+            q2 = Math.fma(v2, v2, q2);
+            q3 = Math.fma(v3, v3, q3);
+            if ((((mx + thr) | (my + thr)) & H32) != 0) {
+                min = v0 < min ? v0 : min;
+                min = v1 < min ? v1 : min;
+                min = v2 < min ? v2 : min;
+                min = v3 < min ? v3 : min;
+                max = v0 > max ? v0 : max;
+                max = v1 > max ? v1 : max;
+                max = v2 > max ? v2 : max;
+                max = v3 > max ? v3 : max;
+                thr = threshold32(min, max);
+            }
+        }
+        int done = pairs << 1;
+        double sum = (s0 + s1) + (s2 + s3);
+        double sumSq = (q0 + q1) + (q2 + q3);
+        if (!a.fold(done, nan, nonFinite, nonZero, sum, sumSq, min, max, Dtype.FLOAT32, b, off)) {
+            exact(Dtype.FLOAT32, b, off, 0, done, a);
+        }
+        exact(Dtype.FLOAT32, b, off, done, n, a);
+    }
+
+    private static void float64(byte[] b, int off, int n, Acc a) {
+        long nan = 0, nonFinite = 0, nonZero = 0;
+        double s0 = 0, s1 = 0, q0 = 0, q1 = 0;
+        double min = Double.POSITIVE_INFINITY, max = Double.NEGATIVE_INFINITY;
+        int done = n & ~1;
+        for (int i = 0; i < done; i += 2) {
+            long x = (long) I64.get(b, off + 8 * i);
+            long y = (long) I64.get(b, off + 8 * i + 8);
+            long mx = x & Long.MAX_VALUE;
+            long my = y & Long.MAX_VALUE;
+            long finx = (mx - 0x7FF0000000000000L) >> 63; // all ones when finite
+            long finy = (my - 0x7FF0000000000000L) >> 63;
+            long zx = (mx - 1) >>> 63;
+            long zy = (my - 1) >>> 63;
+            nan += (0x7FF0000000000000L - mx >>> 63) + (0x7FF0000000000000L - my >>> 63);
+            nonFinite += (~finx >>> 63) + (~finy >>> 63);
+            nonZero += (zx ^ 1) + (zy ^ 1);
+            double v0 = Double.longBitsToDouble(x & finx);
+            double v1 = Double.longBitsToDouble(y & finy);
+            s0 += v0;
+            s1 += v1;
+            q0 = Math.fma(v0, v0, q0);
+            q1 = Math.fma(v1, v1, q1);
+            min = v0 < min ? v0 : min;
+            min = v1 < min ? v1 : min;
+            max = v0 > max ? v0 : max;
+            max = v1 > max ? v1 : max;
+        }
+        if (!a.fold(done, nan, nonFinite, nonZero, s0 + s1, q0 + q1, min, max, Dtype.FLOAT64, b, off)) {
+            exact(Dtype.FLOAT64, b, off, 0, done, a);
+        }
+        exact(Dtype.FLOAT64, b, off, done, n, a);
     }
 
     /** From this many 16-bit elements on, counting bit patterns beats decoding each element. */
@@ -121,139 +301,200 @@ public final class TensorStats {
     private static final ThreadLocal<int[]> BINS = ThreadLocal.withInitial(() -> new int[1 << 16]);
 
     /**
-     * 16-bit floats: count each bit pattern (one increment per element, no floating point in the
-     * loop), then fold the 65536 bins into the statistics, clearing them for the next call. Sums
-     * become count x value: exact in order-independent form.
+     * 16-bit floats in large records: count each bit pattern (one increment per element, no
+     * floating point in the loop), then fold the 65536 bins into the statistics as count x value
+     * (exact, order-free), clearing them for the next call.
      */
-    private static void histogram16(byte[] b, int off, int n, Acc a, boolean bf16) {
+    private static void histogram16(byte[] b, int off, int n, boolean bf16, Acc a) {
         int[] bins = BINS.get();
-        int i = 0;
-        for (; i + 1 < n; i += 2) {
-            int pair = (int) I32.get(b, off + 2 * i);
-            bins[pair & 0xFFFF]++;
-            bins[pair >>> 16]++;
+        int words = n >>> 2;
+        for (int w = 0; w < words; w++) {
+            long x = (long) I64.get(b, off + 8 * w);
+            bins[(int) x & 0xFFFF]++;
+            bins[(int) (x >>> 16) & 0xFFFF]++;
+            bins[(int) (x >>> 32) & 0xFFFF]++;
+            bins[(int) (x >>> 48)]++;
         }
-        for (; i < n; i++) {
+        for (int i = words << 2; i < n; i++) {
             bins[(short) I16.get(b, off + 2 * i) & 0xFFFF]++;
         }
         for (int bits = 0; bits < bins.length; bits++) {
             int c = bins[bits];
-            if (c == 0) {
-                continue;
-            }
-            bins[bits] = 0;
-            double v = bf16 ? Float.intBitsToFloat(bits << 16) : HALF[bits];
-            if (v != v) {
-                a.nan += c;
-            } else if (v == Double.POSITIVE_INFINITY || v == Double.NEGATIVE_INFINITY) {
-                a.inf += c;
-            } else {
-                if (v == 0) {
-                    a.zero += c;
-                }
-                a.finite += c;
-                a.sum += c * v;
-                a.sumSq += c * v * v;
-                if (v < a.min) {
-                    a.min = v;
-                }
-                if (v > a.max) {
-                    a.max = v;
-                }
+            if (c != 0) {
+                bins[bits] = 0;
+                a.add(bf16 ? Float.intBitsToFloat(bits << 16) : HALF[bits], c);
             }
         }
+    }
+
+    /**
+     * Per-lane constant for the extremum filter of the 16-bit kernels: (magnitude + constant) sets
+     * bit 15 exactly for magnitudes above T, where every element of magnitude at most T lies in
+     * [min, max] (T = the smaller of |min| and |max| while min <= 0 <= max; before that, every
+     * lane passes). Bit patterns of one sign order like their magnitudes, so T is a pattern.
+     */
+    private static long threshold16(double min, double max, boolean bf16) {
+        if (!(min <= 0 && max >= 0)) {
+            return H16;
+        }
+        int t = Math.min(magnitude16(Math.abs(min), bf16), magnitude16(Math.abs(max), bf16)); // abs: -0.0
+        return (0x7FFF - t) * 0x0001000100010001L;
+    }
+
+    /** The 16-bit pattern of a non-negative value that is exactly a float16 (bfloat16) value. */
+    private static int magnitude16(double v, boolean bf16) {
+        int bits = Float.floatToRawIntBits((float) v);
+        if (bf16) {
+            return bits >>> 16;
+        }
+        int e = bits >>> 23;
+        return e < 113 ? (int) ((float) v * 0x1p24f) : (e - 112) << 10 | (bits >>> 13 & 0x3FF);
+    }
+
+    /** As threshold16 for 32-bit lanes. */
+    private static long threshold32(double min, double max) {
+        if (!(min <= 0 && max >= 0)) {
+            return H32;
+        }
+        long t = Math.min(Float.floatToRawIntBits((float) Math.abs(min)),
+                Float.floatToRawIntBits((float) Math.abs(max)));
+        return (0x7FFFFFFFL - t) * 0x0000000100000001L;
     }
 
     /*
-     * The three hot float paths below avoid data-dependent branches: a non-finite element adds 0 to
-     * the sums and +-inf to the extrema, and is counted apart; two interleaved accumulator sets break
-     * the floating-point dependency chains. Results equal the plain loop's up to summation order.
+     * Integers: counts, sums and sums of squares in long arithmetic where they cannot overflow
+     * (exact, order-free), extrema as integers; a record holds fewer than 2^31 elements.
      */
-    private static void float32(byte[] b, int off, int n, Acc a) {
-        Wide w = new Wide();
-        int i = 0;
-        for (; i + 1 < n; i += 2) {
-            w.lane0((float) F32.get(b, off + 4 * i));
-            w.lane1((float) F32.get(b, off + 4 * i + 4));
+    private static void int16(byte[] b, int off, int n, Acc a) {
+        long nonZero = 0, sum = 0, sq = 0;
+        int min = Integer.MAX_VALUE, max = Integer.MIN_VALUE;
+        int words = n >>> 2;
+        for (int w = 0; w < words; w++) {
+            long x = (long) I64.get(b, off + 8 * w);
+            nonZero += Long.bitCount(((x & M16) + M16 | x) & H16);
+            int v0 = (short) x;
+            int v1 = (short) (x >>> 16);
+            int v2 = (short) (x >>> 32);
+            int v3 = (short) (x >>> 48);
+            sum += (v0 + v1) + (v2 + v3);
+            sq += ((long) (v0 * v0) + v1 * v1) + ((long) (v2 * v2) + v3 * v3);
+            min = Math.min(Math.min(v0, v1), Math.min(Math.min(v2, v3), min));
+            max = Math.max(Math.max(v0, v1), Math.max(Math.max(v2, v3), max));
         }
-        for (; i < n; i++) {
-            w.lane0((float) F32.get(b, off + 4 * i));
-        }
-        w.into(a, n);
+        int done = words << 2;
+        a.foldInteger(done, done - nonZero, sum, sq, min, max);
+        exact(Dtype.INT16, b, off, done, n, a);
     }
 
-    private static void half(byte[] b, int off, int n, Acc a) {
-        Wide w = new Wide();
-        int i = 0;
-        for (; i + 1 < n; i += 2) {
-            int pair = (int) I32.get(b, off + 2 * i);
-            w.lane0(HALF[pair & 0xFFFF]);
-            w.lane1(HALF[pair >>> 16]);
+    private static void int32(byte[] b, int off, int n, Acc a) {
+        long nonZero = 0, sum0 = 0, sum1 = 0;
+        double q0 = 0, q1 = 0;
+        int min = Integer.MAX_VALUE, max = Integer.MIN_VALUE;
+        int words = n >>> 1;
+        for (int w = 0; w < words; w++) {
+            long x = (long) I64.get(b, off + 8 * w);
+            nonZero += Long.bitCount(((x & M32) + M32 | x) & H32);
+            int v0 = (int) x;
+            int v1 = (int) (x >>> 32);
+            sum0 += v0;
+            sum1 += v1;
+            q0 += (double) ((long) v0 * v0);
+            q1 += (double) ((long) v1 * v1);
+            min = Math.min(Math.min(v0, v1), min);
+            max = Math.max(Math.max(v0, v1), max);
         }
-        for (; i < n; i++) {
-            w.lane0(HALF[(short) I16.get(b, off + 2 * i) & 0xFFFF]);
-        }
-        w.into(a, n);
+        int done = words << 1;
+        a.foldInteger(done, done - nonZero, sum0 + sum1, q0 + q1, min, max);
+        exact(Dtype.INT32, b, off, done, n, a);
     }
 
-    private static void bfloat16(byte[] b, int off, int n, Acc a) {
-        Wide w = new Wide();
-        int i = 0;
-        for (; i + 1 < n; i += 2) {
-            int pair = (int) I32.get(b, off + 2 * i);
-            w.lane0(Float.intBitsToFloat(pair << 16));
-            w.lane1(Float.intBitsToFloat(pair & 0xFFFF0000));
+    private static void int64(byte[] b, int off, int n, Acc a) {
+        long zero = 0;
+        double s0 = 0, s1 = 0, q0 = 0, q1 = 0;
+        long min = Long.MAX_VALUE, max = Long.MIN_VALUE;
+        int done = n & ~1;
+        for (int i = 0; i < done; i += 2) {
+            long x = (long) I64.get(b, off + 8 * i);
+            long y = (long) I64.get(b, off + 8 * i + 8);
+            zero += (x == 0 ? 1 : 0) + (y == 0 ? 1 : 0);
+            double v0 = x;
+            double v1 = y;
+            s0 += v0;
+            s1 += v1;
+            q0 = Math.fma(v0, v0, q0);
+            q1 = Math.fma(v1, v1, q1);
+            min = Math.min(Math.min(x, y), min);
+            max = Math.max(Math.max(x, y), max);
         }
-        for (; i < n; i++) {
-            w.lane0(Float.intBitsToFloat(((short) I16.get(b, off + 2 * i) & 0xFFFF) << 16));
-        }
-        w.into(a, n);
+        a.foldInteger(done, zero, s0 + s1, q0 + q1, min, max);
+        exact(Dtype.INT64, b, off, done, n, a);
     }
 
-    /** Two lanes of branch-free float accumulators. */
-    private static final class Wide {
-        long finite0, finite1, zero0, zero1, nan0, nan1;
-        double sum0, sum1, sq0, sq1;
-        float min0 = Float.POSITIVE_INFINITY, min1 = Float.POSITIVE_INFINITY;
-        float max0 = Float.NEGATIVE_INFINITY, max1 = Float.NEGATIVE_INFINITY;
-
-        void lane0(float v) {
-            boolean fin = Math.abs(v) <= Float.MAX_VALUE; // false for NaN and +-inf
-            float x = fin ? v : 0f;
-            finite0 += fin ? 1 : 0;
-            nan0 += v != v ? 1 : 0;
-            zero0 += v == 0f ? 1 : 0;
-            sum0 += x;
-            sq0 += (double) x * x;
-            min0 = (fin ? v : Float.POSITIVE_INFINITY) < min0 ? v : min0;
-            max0 = (fin ? v : Float.NEGATIVE_INFINITY) > max0 ? v : max0;
+    /**
+     * 8-bit types: count each byte value in eight interleaved tables (so that runs of one value
+     * do not serialise on one counter), then fold the 256 values into the statistics as
+     * count x value, which is exact for these magnitudes and independent of element order.
+     */
+    private static void histogram8(byte[] b, int off, int n, double[] value, Acc a) {
+        int[] bins = new int[8 * 256];
+        int words = n >>> 3;
+        for (int w = 0; w < words; w++) {
+            long x = (long) I64.get(b, off + 8 * w);
+            bins[(int) x & 0xFF]++;
+            bins[256 | (int) (x >>> 8) & 0xFF]++;
+            bins[512 | (int) (x >>> 16) & 0xFF]++;
+            bins[768 | (int) (x >>> 24) & 0xFF]++;
+            bins[1024 | (int) (x >>> 32) & 0xFF]++;
+            bins[1280 | (int) (x >>> 40) & 0xFF]++;
+            bins[1536 | (int) (x >>> 48) & 0xFF]++;
+            bins[1792 | (int) (x >>> 56)]++;
         }
-
-        void lane1(float v) {
-            boolean fin = Math.abs(v) <= Float.MAX_VALUE;
-            float x = fin ? v : 0f;
-            finite1 += fin ? 1 : 0;
-            nan1 += v != v ? 1 : 0;
-            zero1 += v == 0f ? 1 : 0;
-            sum1 += x;
-            sq1 += (double) x * x;
-            min1 = (fin ? v : Float.POSITIVE_INFINITY) < min1 ? v : min1;
-            max1 = (fin ? v : Float.NEGATIVE_INFINITY) > max1 ? v : max1;
+        for (int i = words << 3; i < n; i++) {
+            bins[b[off + i] & 0xFF]++;
         }
-
-        void into(Acc a, long n) {
-            long finite = finite0 + finite1;
-            a.finite = finite;
-            a.nan = nan0 + nan1;
-            a.inf = n - finite - a.nan;
-            a.zero = zero0 + zero1;
-            a.sum = sum0 + sum1;
-            a.sumSq = sq0 + sq1;
-            a.min = Math.min(min0, min1);
-            a.max = Math.max(max0, max1);
+        for (int v = 0; v < 256; v++) {
+            long c = 0;
+            for (int t = 0; t < 8; t++) {
+                c += bins[t << 8 | v];
+            }
+            if (c != 0) {
+                a.add(value[v], c);
+            }
         }
     }
 
+    /** Number of -0.0 among the first {@code n} elements: only asked when min or max came out as a zero. */
+    private static long negativeZeros(Dtype d, byte[] b, int off, long n) {
+        long c = 0;
+        for (int i = 0; i < n; i++) {
+            c += switch (d) {
+                case FLOAT64 -> (long) I64.get(b, off + 8 * i) == Long.MIN_VALUE ? 1 : 0;
+                case FLOAT32 -> (int) I32.get(b, off + 4 * i) == Integer.MIN_VALUE ? 1 : 0;
+                case FLOAT16, BFLOAT16 -> (short) I16.get(b, off + 2 * i) == Short.MIN_VALUE ? 1 : 0;
+                default -> throw new IllegalStateException("no signed zero in " + d);
+            };
+        }
+        return c;
+    }
+
+    /** Element by element over elements [from, to): tails, and records the fast kernels hand back. */
+    private static void exact(Dtype d, byte[] b, int off, int from, int to, Acc a) {
+        for (int i = from; i < to; i++) {
+            double v = switch (d) {
+                case FLOAT64 -> (double) F64.get(b, off + 8 * i);
+                case FLOAT32 -> (float) F32.get(b, off + 4 * i);
+                case FLOAT16 -> HALF[(short) I16.get(b, off + 2 * i) & 0xFFFF];
+                case BFLOAT16 -> Float.intBitsToFloat(((short) I16.get(b, off + 2 * i) & 0xFFFF) << 16);
+                case INT64 -> (double) (long) I64.get(b, off + 8 * i);
+                case INT32 -> (int) I32.get(b, off + 4 * i);
+                case INT16 -> (short) I16.get(b, off + 2 * i);
+                default -> throw new IllegalStateException("no element path for " + d);
+            };
+            a.add(v, 1);
+        }
+    }
+
+    /** Running statistics; min and max follow Math.min/Math.max, so -0.0 is below 0.0. */
     private static final class Acc {
         long nan;
         long inf;
@@ -264,28 +505,67 @@ public final class TensorStats {
         double min = Double.POSITIVE_INFINITY;
         double max = Double.NEGATIVE_INFINITY;
 
-        void add(double v) {
+        /** Adds {@code count} elements of value {@code v}. */
+        void add(double v, long count) {
             if (v != v) {
-                nan++;
+                nan += count;
             } else if (v == Double.POSITIVE_INFINITY || v == Double.NEGATIVE_INFINITY) {
-                inf++;
+                inf += count;
             } else {
-                addFinite(v);
+                if (v == 0) {
+                    zero += count;
+                }
+                finite += count;
+                sum += count * v;
+                sumSq += count * v * v;
+                min = Math.min(min, v);
+                max = Math.max(max, v);
             }
         }
 
-        void addFinite(double v) {
-            if (v == 0) {
-                zero++;
+        /**
+         * Adds the result of a float kernel over {@code count} elements whose non-finite lanes were
+         * zeroed; false (and nothing added) when that zero may have become min or max, in which
+         * case the caller recomputes those elements exactly.
+         */
+        boolean fold(long count, long nanCount, long nonFinite, long nonZero, double s, double q, double lo, double hi,
+                     Dtype d, byte[] b, int off) {
+            long fin = count - nonFinite;
+            long zeros = count - nonZero;
+            if (fin == 0) {
+                lo = Double.POSITIVE_INFINITY;
+                hi = Double.NEGATIVE_INFINITY;
+            } else if (zeros == 0 && nonFinite > 0 && (lo == 0 || hi == 0)) {
+                return false;
+            } else if (lo == 0 || hi == 0) {
+                long negZero = negativeZeros(d, b, off, count);
+                if (lo == 0) {
+                    lo = negZero > 0 ? -0.0 : 0.0;
+                }
+                if (hi == 0) {
+                    hi = zeros > negZero ? 0.0 : -0.0;
+                }
             }
-            finite++;
-            sum += v;
-            sumSq += v * v;
-            if (v < min) {
-                min = v;
-            }
-            if (v > max) {
-                max = v;
+            nan += nanCount;
+            inf += nonFinite - nanCount;
+            zero += zeros;
+            finite += fin;
+            sum += s;
+            sumSq += q;
+            min = Math.min(min, lo);
+            max = Math.max(max, hi);
+            return true;
+        }
+
+        /** Adds the result of an integer kernel over {@code count} elements (all finite). */
+        void foldInteger(long count, long zeros, double s, double q, double lo, double hi) {
+            zero += zeros;
+            finite += count;
+            sum += s;
+            sumSq += q;
+            if (count > 0) {
+                min = Math.min(min, lo);
+                max = Math.max(max, hi);
             }
         }
 

@@ -36,7 +36,7 @@ class TensorStatsTest {
     void sixteenBitPathsAgreeWithTheReference() {
         Random r = new Random(7);
         for (Dtype d : new Dtype[]{Dtype.FLOAT16, Dtype.BFLOAT16}) {
-            for (int n : new int[]{1, 1001, TensorStats.HISTOGRAM_MIN - 1, TensorStats.HISTOGRAM_MIN, 300_001}) {
+            for (int n : new int[]{1, 1001, 32767, 32768, TensorStats.HISTOGRAM_MIN - 1, TensorStats.HISTOGRAM_MIN, 300_001}) {
                 byte[] b = new byte[2 * n];
                 r.nextBytes(b);
                 double[] want = reference(d, b);
