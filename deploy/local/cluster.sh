@@ -49,10 +49,12 @@ rest_url() {
     cat "$state/rest-url"
 }
 
-# The runtime classpath, resolved by Maven once (offline first: the jars are usually in ~/.m2).
+# The runtime classpath, resolved by Maven once per pom change (offline first: the jars are usually
+# in ~/.m2) and kept beside the pom, in deploy/local/target/, for every state directory.
 classpath() {
-    local cp="$state/classpath.txt"
-    if [[ ! -s "$cp" || "$here/pom.xml" -nt "$cp" || "$repo/pom.xml" -nt "$cp" ]]; then
+    local cp="$here/target/classpath.txt"
+    mkdir -p "$here/target"
+    if [[ ! -s "$cp" || "$here/pom.xml" -nt "$cp" || "$repo/pom.xml" -nt "$cp" ]] || ! jars_exist "$cp"; then
         local args=(-B -q -f "$here/pom.xml" dependency:build-classpath "-Dmdep.outputFile=$cp")
         mvn -o "${args[@]}" >"$logs/maven.log" 2>&1 || mvn "${args[@]}" >>"$logs/maven.log" 2>&1 \
             || { cat "$logs/maven.log" >&2; die "could not resolve the Flink runtime through Maven (log above)"; }
@@ -60,13 +62,26 @@ classpath() {
     cat "$cp"
 }
 
+jars_exist() {
+    local IFS=:
+    for f in $(cat "$1"); do
+        [[ -f "$f" ]] || return 1
+    done
+}
+
 # The memory flags Flink computes from config.yaml (what its taskmanager.sh / jobmanager.sh do):
 # line 1 JVM flags, line 2 dynamic properties for the process.
 resource_params() {
+    local cache="$state/$1.params"
+    if [[ -s "$cache" && "$cache" -nt "$conf/config.yaml" ]]; then
+        cat "$cache"
+        return
+    fi
     local out
     out="$("$java_bin" -cp "$cp" org.apache.flink.runtime.util.bash.BashJavaUtils "$1" --configDir "$conf" 2>&1)" \
         || { echo "$out" >&2; die "BashJavaUtils $1 failed for $conf/config.yaml"; }
-    grep '^BASH_JAVA_UTILS_EXEC_RESULT:' <<<"$out" | sed 's/^BASH_JAVA_UTILS_EXEC_RESULT://'
+    grep '^BASH_JAVA_UTILS_EXEC_RESULT:' <<<"$out" | sed 's/^BASH_JAVA_UTILS_EXEC_RESULT://' >"$cache"
+    cat "$cache"
 }
 
 write_config() {
@@ -181,20 +196,23 @@ cmd_start() {
     fi
     command -v jq >/dev/null || die "jq is needed (apt-get install jq)"
     command -v curl >/dev/null || die "curl is needed (apt-get install curl)"
-    rm -f "$state"/*.pid "$state/rest-url" "$state/taskmanagers"
+    rm -f "$state"/*.pid "$state"/*.params "$state/rest-url" "$state/taskmanagers"
     mkdir -p "$logs"
+    rm -f "$logs"/*.log "$logs"/*.out
     write_config "$rest_port" "$slots" "$tm_memory"
     echo "http://127.0.0.1:$rest_port" >"$state/rest-url"
     cp="$(classpath)"
-    if [[ -n "$owner" ]]; then
-        # stops the cluster when the process that started it is gone (a test runner that crashed)
-        setsid nohup bash -c 'while kill -0 "$1" 2>/dev/null && [[ -f "$2/jobmanager.pid" ]]; do sleep 1; done; "$3" stop' \
-            watchdog "$owner" "$state" "$here/cluster.sh" >"$logs/watchdog.out" 2>&1 </dev/null &
-        echo $! >"$state/watchdog.pid"
-    fi
     trap 'rc=$?; if [[ $rc -ne 0 ]]; then echo "cluster.sh: start failed, stopping what was started" >&2; cmd_stop >&2; fi' EXIT
     start_process jobmanager org.apache.flink.runtime.entrypoint.StandaloneSessionClusterEntrypoint \
         GET_JM_RESOURCE_PARAMS
+    if [[ -n "$owner" ]]; then
+        # stops the cluster when the process that started it is gone (a test runner that crashed);
+        # ends by itself when the cluster was stopped (no jobmanager.pid)
+        setsid nohup bash -c 'while kill -0 "$1" 2>/dev/null && [[ -f "$2/jobmanager.pid" ]]; do sleep 1; done
+            [[ -f "$2/jobmanager.pid" ]] && "$3" stop' \
+            watchdog "$owner" "$state" "$here/cluster.sh" >"$logs/watchdog.out" 2>&1 </dev/null &
+        echo $! >"$state/watchdog.pid"
+    fi
     for i in $(seq 1 "$tms"); do
         start_taskmanager "tm-$i"
     done
@@ -290,8 +308,11 @@ cmd_stop() {
     fi
     rm -f "$state"/jobmanager.pid "$state"/tm-*.pid
     # the watchdog ends by itself once the pid files are gone; stop it unless this is it
-    if alive "$state/watchdog.pid" && [[ "$(cat "$state/watchdog.pid")" != "$PPID" ]]; then
-        kill -TERM "$(cat "$state/watchdog.pid")" 2>/dev/null || true
+    # (the watchdog's bash execs this script as its last command: then the watchdog is $$)
+    local watchdog
+    watchdog="$(cat "$state/watchdog.pid" 2>/dev/null || true)"
+    if alive "$state/watchdog.pid" && [[ "$watchdog" != "$$" && "$watchdog" != "$PPID" ]]; then
+        kill -TERM "$watchdog" 2>/dev/null || true
     fi
     rm -f "$state/watchdog.pid"
     echo "stopped ${#pids[@]} processes"

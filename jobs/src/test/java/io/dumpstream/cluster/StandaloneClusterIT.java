@@ -23,6 +23,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -45,18 +47,22 @@ class StandaloneClusterIT {
     @Test
     void theClusterJarIngestsExactlyOnceWhileATaskManagerIsKilled() throws Exception {
         assertTrue(Files.isRegularFile(ClusterScript.JAR), "the cluster jar is built: " + ClusterScript.JAR);
-        LocalKafka kafka = SharedKafka.get();
+        // the broker starts while the cluster does
+        CompletableFuture<LocalKafka> broker = CompletableFuture.supplyAsync(SharedKafka::get);
         String topic = "cluster-it";
-        kafka.createTopic(topic, 2);
-        kafka.createTopic(topic + ".dlq", 1);
-        Traffic traffic = new Traffic(kafka.bootstrapServers(), topic, "cluster/it", 2, 8, 8 * 1024, 32 * 1024, 61);
         Path out = dir.resolve("out");
         ClusterScript cluster = new ClusterScript(dir.resolve("cluster"));
         int restPort = ClusterScript.freePortBlock(12);
         List<Long> pids = new ArrayList<>();
+        long t0 = System.nanoTime();
         try {
             List<String> started = cluster.run(Duration.ofSeconds(300), "start", "--taskmanagers", "2", "--slots", "2",
                     "--rest-port", Integer.toString(restPort), "--owner-pid", Long.toString(ProcessHandle.current().pid()));
+            double startSeconds = (System.nanoTime() - t0) / 1e9;
+            LocalKafka kafka = broker.get(LONG.toSeconds(), TimeUnit.SECONDS);
+            kafka.createTopic(topic, 2);
+            kafka.createTopic(topic + ".dlq", 1);
+            Traffic traffic = new Traffic(kafka.bootstrapServers(), topic, "cluster/it", 2, 8, 8 * 1024, 32 * 1024, 61);
             String url = "http://127.0.0.1:" + restPort;
             assertEquals(url, started.get(started.size() - 1), "start prints the REST URL last");
             pids.addAll(cluster.pids());
@@ -71,20 +77,26 @@ class StandaloneClusterIT {
             assertTrue(job.matches("[0-9a-f]{32}"), "submit prints the job id, got " + submitted);
             String jobUrl = url + "/jobs/" + job;
             await(() -> "RUNNING".equals(state(cluster, jobUrl)), cluster, jobUrl, "the job RUNNING");
+            double runningSeconds = (System.nanoTime() - t0) / 1e9;
 
             // a first launch of every rank lands before the stream starts, so that the kill below
             // hits a job that is consuming, whatever its start-up took on a loaded machine
             traffic.join(traffic.publish(0, 1, 0), LONG.toMillis());
             await(() -> landed(out) >= 2, cluster, jobUrl, "the first 2 dumps landed");
-            Thread publisher = traffic.publish(1, 30, 4.0);
-            await(() -> landed(out) >= 8, cluster, jobUrl, "8 dumps landed");
+            // 48 more dumps over 12 s; the kill comes a third of the way in, with dumps in flight
+            // and in the job's state that no checkpoint has committed yet
+            Thread publisher = traffic.publish(1, 24, 4.0);
+            await(() -> traffic.dumpsSent() >= 2 + 16, cluster, jobUrl, "16 more dumps sent");
             List<String> killed = cluster.run(Duration.ofSeconds(60), "kill-taskmanager");
+            long killedAt = System.nanoTime();
             boolean inFlight = publisher.isAlive();
             System.out.println("cluster: " + killed.get(killed.size() - 1) + " while publishing: " + inFlight);
             assertTrue(killed.get(killed.size() - 1).matches("killed tm-[12] \\(pid \\d+\\)"), "kill-taskmanager: " + killed);
 
             traffic.join(publisher, LONG.toMillis());
             await(() -> landed(out) >= traffic.dumpsSent(), cluster, jobUrl, "every dump landed");
+            System.out.printf("cluster: started in %.1f s, job RUNNING at %.1f s, every dump landed %.1f s after the kill%n",
+                    startSeconds, runningSeconds, (System.nanoTime() - killedAt) / 1e9);
             long completed = completedCheckpoints(cluster, jobUrl);
             // two more checkpoints: anything landing twice would have been committed by then
             await(() -> completedCheckpoints(cluster, jobUrl) >= completed + 2, cluster, jobUrl, "two more checkpoints");
