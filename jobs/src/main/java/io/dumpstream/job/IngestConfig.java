@@ -22,7 +22,7 @@ public final class IngestConfig implements Serializable {
     public static final Set<String> OPTIONS = Set.of("bootstrap", "topic", "group", "out", "checkpoints",
             "checkpoint-interval", "parallelism", "assembly-timeout", "dedup-retention", "dlq-topic",
             "max-record-bytes", "reject-payload-cap", "row-group-bytes", "state-backend", "restart-attempts",
-            "no-resume", "max-parallelism", "sink-buffer-bytes");
+            "no-resume", "max-parallelism", "sink-buffer-bytes", Args.KAFKA_CONFIG);
     public static final Set<String> FLAGS = Set.of("no-resume");
 
     public static final String USAGE = String.join("\n",
@@ -45,8 +45,11 @@ public final class IngestConfig implements Serializable {
             "  --state-backend hashmap|rocksdb  (default hashmap)",
             "  --restart-attempts N         restarts before the job fails (default: unbounded, exponential delay)",
             "  --no-resume                  local ingest only: do not resume from the latest retained checkpoint",
-            "  --kafka.<prop>=<value>       any Kafka client property for the source, the DLQ producer",
-            "                               and the DLQ reader (security.protocol, sasl.*, ssl.*, ...)");
+            "  --kafka-config FILE          Kafka client properties for the source, the DLQ producer and the",
+            "                               DLQ reader (security.protocol, sasl.*, ssl.*, ...), key=value a line;",
+            "                               ${env:NAME} in a value is the environment variable NAME",
+            "  --kafka.<prop>=<value>       any Kafka client property, over the file's; values of keys naming a",
+            "                               password, jaas, secret, token or key are never printed");
 
     public String bootstrap;
     public String topic = PublisherConfig.DEFAULT_TOPIC;
