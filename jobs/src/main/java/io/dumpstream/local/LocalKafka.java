@@ -360,15 +360,17 @@ public final class LocalKafka implements AutoCloseable {
      * after the controller commits them).
      */
     private void applyScramCredentials(Duration timeout) throws IOException {
-        List<UserScramCredentialAlteration> alterations = new java.util.ArrayList<>();
-        for (Map.Entry<String, String> u : new java.util.TreeMap<>(saslUsers).entrySet()) {
-            for (String m : SCRAM_MECHANISMS) {
-                alterations.add(new UserScramCredentialUpsertion(u.getKey(),
-                        new ScramCredentialInfo(ScramMechanism.fromMechanismName(m), SCRAM_ITERATIONS), u.getValue()));
-            }
-        }
         try (Admin admin = admin()) {
-            admin.alterUserScramCredentials(alterations).all().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            // one request per mechanism: a request may alter each user only once
+            for (String m : SCRAM_MECHANISMS) {
+                List<UserScramCredentialAlteration> alterations = new java.util.ArrayList<>();
+                for (Map.Entry<String, String> u : new java.util.TreeMap<>(saslUsers).entrySet()) {
+                    alterations.add(new UserScramCredentialUpsertion(u.getKey(),
+                            new ScramCredentialInfo(ScramMechanism.fromMechanismName(m), SCRAM_ITERATIONS),
+                            u.getValue()));
+                }
+                admin.alterUserScramCredentials(alterations).all().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            }
         } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
             throw new IOException("creating the SCRAM credentials of " + saslUserNames() + " on the broker at "
                     + bootstrapServers() + " failed: " + (e.getCause() == null ? e : e.getCause()), e);
