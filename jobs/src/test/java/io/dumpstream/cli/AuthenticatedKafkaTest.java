@@ -218,6 +218,86 @@ class AuthenticatedKafkaTest {
                 + " cannot be read"), noFile.getMessage());
     }
 
+    @Test
+    void kafkaCommandTakesItsUsersFromAFileAndUpdatesTheirPasswordsOnEachStart() throws Exception {
+        int port;
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        String bootstrap = "127.0.0.1:" + port;
+        String alicePw = "alice-pw-3be1f07a";
+        String bobOld = "bob-old-pw-91c2";
+        String bobNew = "bob-new-pw-5d0e";
+        Path users = write("users.txt", "# SASL users of the local broker\nalice=${env:ALICE_PW}\nbob=" + bobOld + "\n");
+        Path data = dir.resolve("cmd-broker");
+        List<String> args = List.of("kafka", "--port", Integer.toString(port), "--dir", data.toString(), "--partitions",
+                "1", "--topic", "sasl-cmd", "--sasl-users", users.toString());
+        Map<String, String> env = Map.of("ALICE_PW", alicePw);
+        Path aliceFile = write("alice.properties", "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-256\n"
+                + "sasl.jaas.config=" + LocalKafka.scramJaas("alice", alicePw) + "\n");
+        Path bobOldFile = write("bob-old.properties", "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-512\n"
+                + "sasl.jaas.config=" + LocalKafka.scramJaas("bob", bobOld) + "\n");
+        Path bobNewFile = write("bob-new.properties", "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-512\n"
+                + "sasl.jaas.config=" + LocalKafka.scramJaas("bob", bobNew) + "\n");
+        String[] dump = {"--manifest", io.dumpstream.testing.Vectors.manifest("multi_chunk").toString(), "--buffer",
+            io.dumpstream.testing.Vectors.buffer("multi_chunk").toString()};
+
+        Child first = Child.start(args, env, dir.resolve("kafka-1"), null);
+        List<String> texts = new ArrayList<>();
+        try {
+            first.awaitOutput("broker-internal PLAINTEXT listener", Duration.ofSeconds(60));
+            assertTrue(Files.readString(first.stdoutFile).contains("SASL users [alice, bob]; client properties:"
+                    + " security.protocol=SASL_PLAINTEXT, sasl.mechanism=SCRAM-SHA-256 (or SCRAM-SHA-512)"),
+                    Files.readString(first.stdoutFile));
+            texts.add(publishWith(bootstrap, aliceFile, dump, 0));
+            texts.add(publishWith(bootstrap, bobOldFile, dump, 0));
+            texts.add(publishWith(bootstrap, bobNewFile, dump, 1));
+        } finally {
+            first.process.destroy();
+            assertTrue(first.process.waitFor(60, TimeUnit.SECONDS), "the broker stops on SIGTERM");
+        }
+
+        // bob's password changes in the file: the next start applies it to the kept data directory
+        write("users.txt", "alice=${env:ALICE_PW}\nbob=" + bobNew + "\n");
+        Child second = Child.start(args, env, dir.resolve("kafka-2"), null);
+        try {
+            second.awaitOutput("broker-internal PLAINTEXT listener", Duration.ofSeconds(60));
+            texts.add(publishWith(bootstrap, bobNewFile, dump, 0));
+            texts.add(publishWith(bootstrap, bobOldFile, dump, 1));
+            Properties alice = KafkaClientProperties.load(aliceFile, new Properties(), Map.of());
+            var records = io.dumpstream.testing.TopicReader.readAll(bootstrap, "sasl-cmd", alice);
+            // multi_chunk is a manifest and 2 chunks; published three times, by alice, bob (old) and bob (new)
+            assertEquals(9, records.size());
+            assertEquals(List.of("demo-run/6/7"),
+                    List.copyOf(io.dumpstream.testing.DumpAssembler.assemble(records).keySet()));
+        } finally {
+            second.process.destroy();
+            assertTrue(second.process.waitFor(60, TimeUnit.SECONDS));
+        }
+        for (Child c : List.of(first, second)) {
+            texts.add(Files.readString(c.stdoutFile));
+            texts.add(Files.readString(c.stderrFile));
+        }
+        for (String text : texts) {
+            for (String secret : List.of(alicePw, bobOld, bobNew)) {
+                assertFalse(text.contains(secret), "a password was printed:\n" + text);
+            }
+        }
+    }
+
+    /** publish in this JVM with the client properties of {@code file}; returns its output. */
+    private static String publishWith(String bootstrap, Path file, String[] dump, int status) {
+        List<String> argv = new ArrayList<>(List.of("publish", "--bootstrap", bootstrap, "--topic", "sasl-cmd",
+                "--kafka-config", file.toString()));
+        argv.addAll(List.of(dump));
+        InProcess p = InProcess.run(argv.toArray(String[]::new));
+        assertEquals(status, p.status, file + ": " + p.err());
+        if (status != 0) {
+            assertTrue(p.err().contains("authentication to Kafka at " + bootstrap + " failed"), p.err());
+        }
+        return p.out() + p.err();
+    }
+
     private static Path write(String name, String text) throws IOException {
         return Files.writeString(dir.resolve(name), text, StandardCharsets.UTF_8);
     }
@@ -313,8 +393,11 @@ class AuthenticatedKafkaTest {
     record Child(Process process, Path stdoutFile, Path stderrFile) {
         static Child start(List<String> args, Map<String, String> env, Path base, Path log4j) throws IOException {
             List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
-                    .toString(), "-Xmx512m", "-Dlog4j2.configurationFile=" + log4j, "-cp",
-                    System.getProperty("java.class.path"), Main.class.getName()));
+                    .toString(), "-Xmx512m"));
+            if (log4j != null) {
+                cmd.add("-Dlog4j2.configurationFile=" + log4j);
+            }
+            cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Main.class.getName()));
             cmd.addAll(args);
             Path so = Path.of(base + ".out");
             Path se = Path.of(base + ".err");
