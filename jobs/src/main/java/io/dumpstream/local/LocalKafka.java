@@ -27,7 +27,9 @@ import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.ScramCredentialInfo;
 import org.apache.kafka.clients.admin.ScramMechanism;
 import org.apache.kafka.clients.admin.UserScramCredentialAlteration;
+import org.apache.kafka.clients.admin.UserScramCredentialDeletion;
 import org.apache.kafka.clients.admin.UserScramCredentialUpsertion;
+import org.apache.kafka.clients.admin.UserScramCredentialsDescription;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
@@ -355,13 +357,31 @@ public final class LocalKafka implements AutoCloseable {
     }
 
     /**
-     * Upserts every user's SCRAM credentials for both mechanisms, then waits until each user can
-     * log in on the client port (the broker learns the credentials from the metadata log shortly
-     * after the controller commits them).
+     * Makes the users given the only SCRAM users: deletes the credentials of any other user (left
+     * by an earlier start of this data directory), upserts every given user's credentials for both
+     * mechanisms, then waits until each can log in on the client port. The broker applies the
+     * metadata log in order, so once the upserts are visible the deletions before them are too.
      */
     private void applyScramCredentials(Duration timeout) throws IOException {
         try (Admin admin = admin()) {
             // one request per mechanism: a request may alter each user only once
+            Map<ScramMechanism, List<UserScramCredentialAlteration>> deletions = new java.util.TreeMap<>();
+            java.util.Set<String> removed = new java.util.TreeSet<>();
+            for (UserScramCredentialsDescription d : admin.describeUserScramCredentials().all()
+                    .get(timeout.toMillis(), TimeUnit.MILLISECONDS).values()) {
+                if (!saslUsers.containsKey(d.name())) {
+                    removed.add(d.name());
+                    d.credentialInfos().forEach(i -> deletions.computeIfAbsent(i.mechanism(),
+                            k -> new java.util.ArrayList<>()).add(new UserScramCredentialDeletion(d.name(),
+                            i.mechanism())));
+                }
+            }
+            for (List<UserScramCredentialAlteration> batch : deletions.values()) {
+                admin.alterUserScramCredentials(batch).all().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            }
+            if (!removed.isEmpty()) {
+                LOG.info("removed the SCRAM credentials of users no longer listed: {}", removed);
+            }
             for (String m : SCRAM_MECHANISMS) {
                 List<UserScramCredentialAlteration> alterations = new java.util.ArrayList<>();
                 for (Map.Entry<String, String> u : new java.util.TreeMap<>(saslUsers).entrySet()) {

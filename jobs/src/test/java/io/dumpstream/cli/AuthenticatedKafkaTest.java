@@ -228,7 +228,9 @@ class AuthenticatedKafkaTest {
         String alicePw = "alice-pw-3be1f07a";
         String bobOld = "bob-old-pw-91c2";
         String bobNew = "bob-new-pw-5d0e";
-        Path users = write("users.txt", "# SASL users of the local broker\nalice=${env:ALICE_PW}\nbob=" + bobOld + "\n");
+        String carolPw = "carol-pw-e62a";
+        Path users = write("users.txt", "# SASL users of the local broker\nalice=${env:ALICE_PW}\nbob=" + bobOld
+                + "\ncarol=" + carolPw + "\n");
         Path data = dir.resolve("cmd-broker");
         List<String> args = List.of("kafka", "--port", Integer.toString(port), "--dir", data.toString(), "--partitions",
                 "1", "--topic", "sasl-cmd", "--sasl-users", users.toString());
@@ -239,6 +241,8 @@ class AuthenticatedKafkaTest {
                 + "sasl.jaas.config=" + LocalKafka.scramJaas("bob", bobOld) + "\n");
         Path bobNewFile = write("bob-new.properties", "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-512\n"
                 + "sasl.jaas.config=" + LocalKafka.scramJaas("bob", bobNew) + "\n");
+        Path carolFile = write("carol.properties", "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-256\n"
+                + "sasl.jaas.config=" + LocalKafka.scramJaas("carol", carolPw) + "\n");
         String[] dump = {"--manifest", io.dumpstream.testing.Vectors.manifest("multi_chunk").toString(), "--buffer",
             io.dumpstream.testing.Vectors.buffer("multi_chunk").toString()};
 
@@ -246,28 +250,30 @@ class AuthenticatedKafkaTest {
         List<String> texts = new ArrayList<>();
         try {
             first.awaitOutput("broker-internal PLAINTEXT listener", Duration.ofSeconds(60));
-            assertTrue(Files.readString(first.stdoutFile).contains("SASL users [alice, bob]; client properties:"
+            assertTrue(Files.readString(first.stdoutFile).contains("SASL users [alice, bob, carol]; client properties:"
                     + " security.protocol=SASL_PLAINTEXT, sasl.mechanism=SCRAM-SHA-256 (or SCRAM-SHA-512)"),
                     Files.readString(first.stdoutFile));
             texts.add(publishWith(bootstrap, aliceFile, dump, 0));
             texts.add(publishWith(bootstrap, bobOldFile, dump, 0));
             texts.add(publishWith(bootstrap, bobNewFile, dump, 1));
+            texts.add(publishWith(bootstrap, carolFile, dump, 0));
         } finally {
             first.process.destroy();
             assertTrue(first.process.waitFor(60, TimeUnit.SECONDS), "the broker stops on SIGTERM");
         }
 
-        // bob's password changes in the file: the next start applies it to the kept data directory
+        // bob's password changes and carol leaves the file: the next start applies both to the kept data directory
         write("users.txt", "alice=${env:ALICE_PW}\nbob=" + bobNew + "\n");
         Child second = Child.start(args, env, dir.resolve("kafka-2"), null);
         try {
             second.awaitOutput("broker-internal PLAINTEXT listener", Duration.ofSeconds(60));
             texts.add(publishWith(bootstrap, bobNewFile, dump, 0));
             texts.add(publishWith(bootstrap, bobOldFile, dump, 1));
+            texts.add(publishWith(bootstrap, carolFile, dump, 1));
             Properties alice = KafkaClientProperties.load(aliceFile, new Properties(), Map.of());
             var records = io.dumpstream.testing.TopicReader.readAll(bootstrap, "sasl-cmd", alice);
-            // multi_chunk is a manifest and 2 chunks; published three times, by alice, bob (old) and bob (new)
-            assertEquals(9, records.size());
+            // multi_chunk is a manifest and 2 chunks; published four times: alice, bob (old), carol, bob (new)
+            assertEquals(12, records.size());
             assertEquals(List.of("demo-run/6/7"),
                     List.copyOf(io.dumpstream.testing.DumpAssembler.assemble(records).keySet()));
         } finally {
@@ -279,7 +285,7 @@ class AuthenticatedKafkaTest {
             texts.add(Files.readString(c.stderrFile));
         }
         for (String text : texts) {
-            for (String secret : List.of(alicePw, bobOld, bobNew)) {
+            for (String secret : List.of(alicePw, bobOld, bobNew, carolPw)) {
                 assertFalse(text.contains(secret), "a password was printed:\n" + text);
             }
         }
