@@ -198,6 +198,27 @@ class AuthenticatedKafkaTest {
     }
 
     @Test
+    void theJobWithAWrongPasswordFailsWithTheAuthenticationError() throws Exception {
+        Path wrong = write("job-wrong.properties", "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-256\n"
+                + "sasl.jaas.config=" + LocalKafka.scramJaas("ingest", WRONG_PASSWORD) + "\n");
+        IngestConfig c = IngestConfig.parse(new String[] {"--bootstrap", kafka.bootstrapServers(), "--topic", TOPIC,
+            "--group", "sasl-wrong", "--out", dir.resolve("out-wrong").toString(), "--checkpoints",
+            dir.resolve("ck-wrong").toString(), "--parallelism", "1", "--restart-attempts", "0",
+            "--kafka-config", wrong.toString()});
+        long t0 = System.nanoTime();
+        try (LocalIngest job = LocalIngest.start(c, new Configuration())) {
+            awaitTrue(job::ended, "the job fails", Duration.ofSeconds(90), List.of());
+            Exception e = assertThrows(Exception.class, () -> job.client().getJobExecutionResult().get());
+            String message = KafkaClientProperties.authenticationFailure(e, c.bootstrap, c.kafka);
+            System.out.printf("job with a wrong password ended after %.1f s: %s%n", (System.nanoTime() - t0) / 1e9,
+                    message);
+            assertTrue(message != null && message.startsWith("authentication to Kafka at " + kafka.bootstrapServers()
+                    + " failed (security.protocol SASL_PLAINTEXT, sasl.mechanism SCRAM-SHA-256): "), String.valueOf(message));
+            assertFalse(message.contains(WRONG_PASSWORD));
+        }
+    }
+
+    @Test
     void theLoaderExpandsTheEnvironmentLetsTheCommandLineWinAndNamesWhatIsMissing() throws Exception {
         Path f = write("loader.properties", "security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\n"
                 + "ssl.truststore.password=${env:TS_PW}\nsasl.jaas.config=x password=\"${env:PW}\" ;\n");
