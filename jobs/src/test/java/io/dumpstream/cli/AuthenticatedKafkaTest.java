@@ -219,6 +219,32 @@ class AuthenticatedKafkaTest {
     }
 
     @Test
+    void theAgentWithAWrongPasswordKeepsItsPairsAndSaysWhy() throws Exception {
+        Path wrong = write("agent-wrong.properties", "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-512\n"
+                + "sasl.jaas.config=" + LocalKafka.scramJaas("rank", WRONG_PASSWORD) + "\n");
+        Path spool = dir.resolve("agent-wrong");
+        InProcess sim = InProcess.run("simulate", "--out", spool.toString(), "--ranks", "1", "--launches", "2",
+                "--records", "2", "--payload-bytes", "1024", "--run-id", "agent-wrong");
+        assertEquals(0, sim.status, sim.err());
+        Args a = Args.parse(new String[] {"--bootstrap", kafka.bootstrapServers(), "--topic", TOPIC, "--kafka-config",
+            wrong.toString()}, java.util.Set.of());
+        io.dumpstream.publish.SpoolAgent agent = new io.dumpstream.publish.SpoolAgent(spool,
+                PublishCommand.publisherConfig(a), 100);
+        try {
+            io.dumpstream.publish.SpoolAgent.Pass pass = agent.runOnce();
+            assertEquals(0, pass.published());
+            assertEquals(0, pass.failed(), "a refused login is not the pair's fault");
+            String message = KafkaClientProperties.authenticationFailure(pass.retryable(), kafka.bootstrapServers(),
+                    a.kafkaProperties());
+            assertTrue(message != null && message.contains("sasl.mechanism SCRAM-SHA-512"), String.valueOf(pass.retryable()));
+        } finally {
+            agent.close();
+        }
+        assertEquals(2, countIn(spool, ".manifest.json"), "both pairs stay in the spool for the next attempt");
+        assertEquals(0, countIn(spool.resolve("done"), ".manifest.json"));
+    }
+
+    @Test
     void theLoaderExpandsTheEnvironmentLetsTheCommandLineWinAndNamesWhatIsMissing() throws Exception {
         Path f = write("loader.properties", "security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\n"
                 + "ssl.truststore.password=${env:TS_PW}\nsasl.jaas.config=x password=\"${env:PW}\" ;\n");
