@@ -12,7 +12,7 @@ import io.dumpstream.publish.SpoolAgent;
 /** {@code agent}: watches a spool directory and publishes every complete pair until SIGTERM. */
 public final class AgentCommand implements Command {
     private static final Set<String> OPTIONS =
-            Set.of("spool", "bootstrap", "topic", "poll-ms", "manifest-format", "chunk-bytes");
+            Set.of("spool", "bootstrap", "topic", "poll-ms", "manifest-format", "chunk-bytes", Args.KAFKA_CONFIG);
 
     @Override
     public String name() {
@@ -28,11 +28,15 @@ public final class AgentCommand implements Command {
     public String usage() {
         return String.join("\n",
                 "usage: dumpstream agent --spool DIR --bootstrap HOST:PORT [--topic l1dump.v1] [--poll-ms 500]",
-                "           [--manifest-format json|avro] [--chunk-bytes N] [--kafka.<prop>=<value>]...",
+                "           [--manifest-format json|avro] [--chunk-bytes N]",
+                "           [--kafka-config FILE] [--kafka.<prop>=<value>]...",
                 "",
                 "Ranks write NAME.bin, then NAME.manifest.json (names starting with '.' or ending .tmp are",
                 "ignored). Published pairs move to DIR/done/, invalid ones to DIR/failed/ with NAME.error.txt.",
-                "While Kafka is down pairs stay and are retried with backoff. Stops cleanly on SIGTERM/Ctrl-C.");
+                "While Kafka is down (or refuses the credentials) pairs stay and are retried with backoff.",
+                "Stops cleanly on SIGTERM/Ctrl-C.",
+                "",
+                PublishCommand.KAFKA_USAGE);
     }
 
     @Override
@@ -59,7 +63,8 @@ public final class AgentCommand implements Command {
             }
         }, "agent-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
-        err.println("agent: publishing pairs from " + spool + " to " + config.topic() + " every " + pollMs + " ms");
+        err.println("agent: publishing pairs from " + spool + " to " + config.topic() + " at " + a.require("bootstrap")
+                + " every " + pollMs + " ms, client properties " + KafkaClientProperties.masked(a.kafkaProperties()));
         try {
             agent.run();
         } finally {

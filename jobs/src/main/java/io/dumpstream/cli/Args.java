@@ -10,7 +10,8 @@ import java.util.Properties;
 /**
  * Parses {@code --name value}, {@code --name=value} and bare {@code --flag} options once, so each
  * command reads typed values and reports unknown or malformed options by name.
- * Options starting with {@code --kafka.} are collected as Kafka client properties.
+ * Options starting with {@code --kafka.} are collected as Kafka client properties, merged over
+ * the file of {@code --kafka-config} by {@link KafkaClientProperties}.
  */
 public final class Args {
     private final Map<String, String> options = new LinkedHashMap<>();
@@ -115,11 +116,21 @@ public final class Args {
         return Boolean.parseBoolean(options.getOrDefault(name, "false"));
     }
 
-    /** Kafka client properties given as {@code --kafka.<name>=<value>}. */
+    /** The option naming a Kafka client properties file; commands that talk to Kafka allow it. */
+    public static final String KAFKA_CONFIG = "kafka-config";
+
+    /**
+     * Kafka client properties: the {@code --kafka-config} file's, then {@code --kafka.<name>=<value>}
+     * over them, {@code ${env:NAME}} expanded from this process's environment.
+     */
     public Properties kafkaProperties() {
-        Properties p = new Properties();
-        p.putAll(kafka);
-        return p;
+        return kafkaProperties(System.getenv());
+    }
+
+    /** {@link #kafkaProperties()} with {@code ${env:NAME}} taken from {@code env}. */
+    public Properties kafkaProperties(Map<String, String> env) {
+        String file = options.get(KAFKA_CONFIG);
+        return KafkaClientProperties.load(file == null ? null : java.nio.file.Path.of(file), kafka, env);
     }
 
     public List<String> positional() {

@@ -64,7 +64,9 @@ public final class IngestCommand implements Command {
                 try {
                     job.client().getJobExecutionResult().get();
                 } catch (Exception e) {
-                    err.println("dumpstream ingest: the job ended with " + s + ": " + rootMessage(e));
+                    String auth = KafkaClientProperties.authenticationFailure(e, c.bootstrap, c.kafka);
+                    err.println("dumpstream ingest: the job ended with " + s + ": "
+                            + (auth != null ? auth : rootMessage(e)));
                     return 1;
                 }
                 err.println("dumpstream ingest: the job ended with " + s);

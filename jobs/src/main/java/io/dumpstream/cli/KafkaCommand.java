@@ -1,16 +1,18 @@
 package io.dumpstream.cli;
 
 import java.io.PrintStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 
 import io.dumpstream.local.LocalKafka;
+import io.dumpstream.local.SaslUsers;
 import io.dumpstream.publish.PublisherConfig;
 
 /** {@code kafka}: runs a local single-node broker until Ctrl-C or SIGTERM. */
 public final class KafkaCommand implements Command {
-    private static final Set<String> OPTIONS = Set.of("port", "dir", "partitions", "topic");
+    private static final Set<String> OPTIONS = Set.of("port", "dir", "partitions", "topic", "sasl-users");
 
     @Override
     public String name() {
@@ -26,10 +28,19 @@ public final class KafkaCommand implements Command {
     public String usage() {
         return String.join("\n",
                 "usage: dumpstream kafka --dir DIR [--port 9092] [--partitions 3] [--topic l1dump.v1]",
+                "           [--sasl-users FILE]",
                 "",
                 "Starts a broker on 127.0.0.1:PORT keeping its data in DIR (formatted on first use), creates",
                 "TOPIC with N partitions if missing (N is also the default for auto-created topics) and runs",
-                "until Ctrl-C or SIGTERM, then stops cleanly.");
+                "until Ctrl-C or SIGTERM, then stops cleanly.",
+                "",
+                "  --sasl-users FILE  the client port takes SASL_PLAINTEXT with SCRAM-SHA-256 or SCRAM-SHA-512",
+                "                     only, for the users of FILE: one user=password a line (# comments; the",
+                "                     password is the rest of the line, ${env:NAME} in it is the environment",
+                "                     variable NAME). Each start creates or updates their SCRAM credentials.",
+                "                     Broker-internal traffic stays PLAINTEXT on another loopback port.",
+                "                     Clients: --kafka-config FILE with security.protocol=SASL_PLAINTEXT,",
+                "                     sasl.mechanism=SCRAM-SHA-256 and sasl.jaas.config=...ScramLoginModule ...");
     }
 
     @Override
@@ -45,8 +56,20 @@ public final class KafkaCommand implements Command {
             throw new UsageException("--partitions must be >= 1, got " + partitions);
         }
         String topic = a.get("topic", PublisherConfig.DEFAULT_TOPIC);
-        LocalKafka kafka = LocalKafka.builder().port(port).dataDir(Path.of(a.require("dir")))
-                .defaultPartitions(partitions).build();
+        LocalKafka.Builder builder = LocalKafka.builder().port(port).dataDir(Path.of(a.require("dir")))
+                .defaultPartitions(partitions);
+        if (a.has("sasl-users")) {
+            Path users = Path.of(a.require("sasl-users"));
+            if (!Files.isRegularFile(users)) {
+                throw new UsageException("--sasl-users " + users + " is not a file");
+            }
+            try {
+                builder.saslUsers(SaslUsers.load(users, System.getenv()));
+            } catch (IllegalArgumentException e) {
+                throw new UsageException("--sasl-users " + e.getMessage());
+            }
+        }
+        LocalKafka kafka = builder.build();
         CountDownLatch stopped = new CountDownLatch(1);
         Thread hook = new Thread(() -> {
             kafka.close();
@@ -57,6 +80,14 @@ public final class KafkaCommand implements Command {
         kafka.createTopic(topic, partitions);
         out.printf("kafka broker at %s (data %s) started in %d ms; topic %s; Ctrl-C to stop%n",
                 kafka.bootstrapServers(), kafka.dataDir(), kafka.lastStartupTime().toMillis(), topic);
+        if (kafka.sasl()) {
+            out.printf("SASL users %s; client properties: security.protocol=SASL_PLAINTEXT, sasl.mechanism=%s (or %s),"
+                    + " sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required"
+                    + " username=\"USER\" password=\"...\";%n", kafka.saslUserNames(), LocalKafka.SCRAM_MECHANISMS.get(0),
+                    LocalKafka.SCRAM_MECHANISMS.get(1));
+            out.printf("broker-internal PLAINTEXT listener (no authentication, loopback only) at %s%n",
+                    kafka.internalBootstrapServers());
+        }
         out.flush();
         stopped.await();
         return 0;

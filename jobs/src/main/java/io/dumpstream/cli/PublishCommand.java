@@ -13,6 +13,7 @@ import io.dumpstream.format.DumpFormatException;
 import io.dumpstream.manifest.ManifestParser;
 import io.dumpstream.publish.DumpPublisher;
 import io.dumpstream.publish.ManifestFormat;
+import io.dumpstream.publish.PublishException;
 import io.dumpstream.publish.PublishResult;
 import io.dumpstream.publish.PublisherConfig;
 import io.dumpstream.publish.SpoolAgent;
@@ -20,7 +21,8 @@ import io.dumpstream.publish.SpoolAgent;
 /** {@code publish}: sends one dump, or every pair in a directory, to Kafka and waits for the acks. */
 public final class PublishCommand implements Command {
     private static final Set<String> OPTIONS =
-            Set.of("bootstrap", "topic", "manifest", "buffer", "dir", "manifest-format", "chunk-bytes");
+            Set.of("bootstrap", "topic", "manifest", "buffer", "dir", "manifest-format", "chunk-bytes",
+                    Args.KAFKA_CONFIG);
     private static final double MIB = 1024.0 * 1024.0;
 
     @Override
@@ -38,17 +40,26 @@ public final class PublishCommand implements Command {
         return String.join("\n",
                 "usage: dumpstream publish --bootstrap HOST:PORT [--topic l1dump.v1]",
                 "           (--manifest M.json --buffer B.bin | --dir DIR)",
-                "           [--manifest-format json|avro] [--chunk-bytes N] [--kafka.<prop>=<value>]...",
+                "           [--manifest-format json|avro] [--chunk-bytes N]",
+                "           [--kafka-config FILE] [--kafka.<prop>=<value>]...",
                 "",
                 "  --manifest/--buffer  one dump: its manifest (JSON or Avro) and its buffer file",
                 "  --dir                every NAME" + SpoolAgent.MANIFEST_SUFFIX + " + NAME" + SpoolAgent.BUFFER_SUFFIX
                         + " pair in DIR, by name",
                 "  --manifest-format    encoding of the manifest message (default json)",
                 "  --chunk-bytes        chunk size (default " + PublisherConfig.DEFAULT_CHUNK_BYTES + ")",
-                "  --kafka.<prop>       any Kafka producer property, e.g. --kafka.security.protocol=SSL",
+                KAFKA_USAGE,
                 "",
                 "Progress goes to stderr; one line per dump published goes to stdout.");
     }
+
+    /** The Kafka client options of publish, agent and simulate. */
+    static final String KAFKA_USAGE = String.join("\n",
+            "  --kafka-config FILE  Kafka client properties (security.protocol, sasl.*, ssl.*...), one",
+            "                       key=value a line; ${env:NAME} in a value is the environment variable NAME",
+            "  --kafka.<prop>       any Kafka producer property, over the file's, e.g.",
+            "                       --kafka.security.protocol=SSL; values of keys naming a password, jaas,",
+            "                       secret, token or key are never printed");
 
     /** The publisher settings shared by {@code publish} and {@code agent}. */
     static PublisherConfig publisherConfig(Args a) {
@@ -80,6 +91,8 @@ public final class PublishCommand implements Command {
             pairs.add(new Path[] {Path.of(a.require("manifest")), Path.of(a.require("buffer"))});
         }
         PublisherConfig config = publisherConfig(a);
+        err.println("publish: to " + a.require("bootstrap") + " with client properties "
+                + KafkaClientProperties.masked(a.kafkaProperties()));
         int failures = 0;
         int dumps = 0;
         long bytes = 0;
@@ -97,6 +110,14 @@ public final class PublishCommand implements Command {
                 } catch (DumpFormatException e) {
                     failures++;
                     err.println("dumpstream publish: " + pair[0] + ": " + e);
+                } catch (PublishException e) {
+                    String auth = KafkaClientProperties.authenticationFailure(e, a.require("bootstrap"),
+                            a.kafkaProperties());
+                    if (auth == null) {
+                        throw e;
+                    }
+                    err.println("dumpstream publish: " + pair[0] + ": " + auth);
+                    return 1;
                 }
             }
         }

@@ -35,7 +35,8 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 public final class SimulateCommand implements Command {
     private static final Set<String> OPTIONS = Set.of("bootstrap", "topic", "ranks", "launches", "records",
-            "payload-bytes", "dtypes", "seed", "rate", "run-id", "sent", "out", "chunk-bytes", "manifest-format");
+            "payload-bytes", "dtypes", "seed", "rate", "run-id", "sent", "out", "chunk-bytes", "manifest-format",
+            Args.KAFKA_CONFIG);
     private static final double MIB = 1024.0 * 1024.0;
     /** Dumps up to this size are built in memory; larger ones go through a temporary file. */
     static final long IN_MEMORY_LIMIT = 64L * 1024 * 1024;
@@ -57,7 +58,8 @@ public final class SimulateCommand implements Command {
                 "usage: dumpstream simulate (--bootstrap HOST:PORT [--topic l1dump.v1] | --out DIR)",
                 "           --ranks N --launches K [--records R] [--payload-bytes B] [--dtypes a,b,...]",
                 "           [--seed S] [--rate DUMPS_PER_S] [--run-id ID] [--sent FILE]",
-                "           [--chunk-bytes N] [--manifest-format json|avro] [--kafka.<prop>=<value>]...",
+                "           [--chunk-bytes N] [--manifest-format json|avro]",
+                "           [--kafka-config FILE] [--kafka.<prop>=<value>]...",
                 "",
                 "  --bootstrap      publish with N concurrent rank threads, each waiting for its acks",
                 "  --out            write NAME" + SpoolAgent.BUFFER_SUFFIX + " then NAME" + SpoolAgent.MANIFEST_SUFFIX
@@ -72,6 +74,8 @@ public final class SimulateCommand implements Command {
                 "  --run-id         run_id of the manifests (default sim-<seed>)",
                 "  --sent           append one JSON line per dump sent: run_id, rank, launch_id, records,",
                 "                   buffer_bytes, dump_id",
+                "",
+                PublishCommand.KAFKA_USAGE,
                 "",
                 "Progress goes to stderr; a summary line goes to stdout.");
     }
@@ -165,7 +169,9 @@ public final class SimulateCommand implements Command {
         double s = Math.max(1e-9, (System.nanoTime() - t0) / 1e9);
         progress.finish(done.get(), bytes.get());
         if (failure.get() != null) {
-            err.println("dumpstream simulate: " + failure.get().getMessage());
+            String auth = pc == null ? null : KafkaClientProperties.authenticationFailure(failure.get(),
+                    a.require("bootstrap"), a.kafkaProperties());
+            err.println("dumpstream simulate: " + (auth != null ? auth : failure.get().getMessage()));
             err.printf("%d of %d dumps sent%n", done.get(), total);
             return 1;
         }

@@ -23,10 +23,8 @@ public final class IngestConfig implements Serializable {
     public static final Set<String> OPTIONS = Set.of("bootstrap", "topic", "group", "out", "checkpoints",
             "checkpoint-interval", "parallelism", "assembly-timeout", "dedup-retention", "dlq-topic",
             "max-record-bytes", "reject-payload-cap", "row-group-bytes", "state-backend", "restart-attempts",
-            "no-resume", "max-parallelism", "sink-buffer-bytes");
+            "no-resume", "max-parallelism", "sink-buffer-bytes", Args.KAFKA_CONFIG);
     public static final Set<String> FLAGS = Set.of("no-resume");
-    /** A {@code --kafka.<prop>} value read from the environment: {@code env:NAME}. */
-    public static final String ENV_PREFIX = "env:";
 
     public static final String USAGE = String.join("\n",
             "  --bootstrap HOST:PORT        Kafka bootstrap servers (required)",
@@ -49,10 +47,11 @@ public final class IngestConfig implements Serializable {
             "  --state-backend hashmap|rocksdb  (default hashmap)",
             "  --restart-attempts N         restarts before the job fails (default: unbounded, exponential delay)",
             "  --no-resume                  local ingest only: do not resume from the latest retained checkpoint",
-            "  --kafka.<prop>=<value>       any Kafka client property for the source, the DLQ producer",
-            "                               and the DLQ reader (security.protocol, sasl.*, ssl.*, ...);",
-            "                               a value env:NAME is read from environment variable NAME where",
-            "                               the job is built (credentials from a Kubernetes Secret)");
+            "  --kafka-config FILE          Kafka client properties for the source, the DLQ producer and the",
+            "                               DLQ reader (security.protocol, sasl.*, ssl.*, ...), key=value a line;",
+            "                               ${env:NAME} in a value is the environment variable NAME",
+            "  --kafka.<prop>=<value>       any Kafka client property, over the file's; values of keys naming a",
+            "                               password, jaas, secret, token or key are never printed");
 
     public String bootstrap;
     public String topic = PublisherConfig.DEFAULT_TOPIC;
@@ -81,7 +80,7 @@ public final class IngestConfig implements Serializable {
         return parse(argv, System.getenv());
     }
 
-    /** Parses {@code argv}, reading {@code --kafka.<prop>=env:NAME} values from {@code env}. */
+    /** Parses {@code argv}, expanding {@code ${env:NAME}} in Kafka client properties from {@code env}. */
     public static IngestConfig parse(String[] argv, Map<String, String> env) {
         Args a = Args.parse(argv, FLAGS);
         a.allowOnly(OPTIONS);
@@ -104,34 +103,8 @@ public final class IngestConfig implements Serializable {
         c.stateBackend = a.get("state-backend", c.stateBackend).toLowerCase(Locale.ROOT);
         c.restartAttempts = a.getInt("restart-attempts", c.restartAttempts);
         c.resume = !a.flag("no-resume");
-        c.kafka = fromEnvironment(a.kafkaProperties(), env);
+        c.kafka = a.kafkaProperties(env);
         return c.validate();
-    }
-
-    /**
-     * Replaces each value {@code env:NAME} by environment variable NAME, so that secrets reach the
-     * Kafka clients without being written in a command line or a manifest. The error names the
-     * option and the variable, never a value.
-     */
-    static Properties fromEnvironment(Properties kafka, Map<String, String> env) {
-        Properties resolved = new Properties();
-        for (String key : kafka.stringPropertyNames()) {
-            String v = kafka.getProperty(key);
-            if (v.startsWith(ENV_PREFIX)) {
-                String name = v.substring(ENV_PREFIX.length());
-                if (!name.matches("[A-Za-z_][A-Za-z0-9_]*")) {
-                    throw new UsageException("--kafka." + key + "=" + v + ": '" + name
-                            + "' is not an environment variable name");
-                }
-                v = env.get(name);
-                if (v == null || v.isEmpty()) {
-                    throw new UsageException("--kafka." + key + "=" + ENV_PREFIX + name + ": environment variable "
-                            + name + " is not set");
-                }
-            }
-            resolved.setProperty(key, v);
-        }
-        return resolved;
     }
 
     public IngestConfig validate() {

@@ -1,5 +1,6 @@
 package io.dumpstream.job;
 
+import io.dumpstream.cli.KafkaClientProperties;
 import io.dumpstream.manifest.AvroTrust;
 import io.dumpstream.schema.DumpOutcome;
 import io.dumpstream.schema.RejectedRecord;
@@ -28,6 +29,8 @@ import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.sink.filesystem.OutputFileConfig;
 import org.apache.kafka.clients.consumer.OffsetResetStrategy;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.Properties;
@@ -47,6 +50,7 @@ import java.util.Properties;
  */
 public final class IngestJob {
     public static final String NAME = "dumpstream-ingest";
+    private static final Logger LOG = LoggerFactory.getLogger(IngestJob.class);
 
     private IngestJob() {
     }
@@ -106,6 +110,10 @@ public final class IngestJob {
     static void build(StreamExecutionEnvironment env, IngestConfig c,
                       java.util.function.UnaryOperator<DataStream<L1Message>> afterSource) {
         AvroTrust.ensure();
+        // the client properties go to the Kafka source and sink builders only, never into the Flink
+        // Configuration, which Flink logs and shows in its web UI
+        LOG.info("job reads {} at {} with Kafka client properties {}", c.topic, c.bootstrap,
+                KafkaClientProperties.masked(c.kafka));
         Properties consumer = new Properties();
         consumer.putAll(c.kafka);
         // the source reader queues up to three polls. Fetch sizes count compressed bytes, and a chunk

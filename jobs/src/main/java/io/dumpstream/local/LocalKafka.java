@@ -24,6 +24,12 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.ScramCredentialInfo;
+import org.apache.kafka.clients.admin.ScramMechanism;
+import org.apache.kafka.clients.admin.UserScramCredentialAlteration;
+import org.apache.kafka.clients.admin.UserScramCredentialDeletion;
+import org.apache.kafka.clients.admin.UserScramCredentialUpsertion;
+import org.apache.kafka.clients.admin.UserScramCredentialsDescription;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
@@ -42,6 +48,12 @@ import org.slf4j.LoggerFactory;
  * {@link #start()} (or {@link #restart()}) brings the same broker back on the same address with the
  * same data: what clients see as "broker down, then up". Limits fit 1 MiB chunks and manifests up
  * to 16 MiB; the transaction and offsets topics use one replica so transactional producers work.
+ *
+ * <p>With {@link Builder#saslUsers} the client port takes SASL_PLAINTEXT with SCRAM-SHA-256 and
+ * SCRAM-SHA-512 only. Each start then creates (or updates) the SCRAM credentials of the given users
+ * with the Admin API over an internal PLAINTEXT listener on another loopback port, which also
+ * carries the inter-broker traffic; {@link #admin()} uses that listener. The credentials are stored
+ * salted and hashed in the cluster metadata; no password is written to a file or a log.
  */
 public final class LocalKafka implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(LocalKafka.class);
@@ -50,6 +62,9 @@ public final class LocalKafka implements AutoCloseable {
     public static final int MAX_MESSAGE_BYTES = 18 * 1024 * 1024;
     private static final int NODE_ID = 1;
     private static final String CLUSTER_ID_FILE = "local-kafka.cluster-id";
+    /** The SASL mechanisms of the client listener with {@link Builder#saslUsers}; every user gets both. */
+    public static final List<String> SCRAM_MECHANISMS = List.of("SCRAM-SHA-256", "SCRAM-SHA-512");
+    private static final int SCRAM_ITERATIONS = 8192;
 
     private final int port;
     private final int controllerPort;
@@ -57,6 +72,8 @@ public final class LocalKafka implements AutoCloseable {
     private final boolean deleteOnClose;
     private final int defaultPartitions;
     private final Map<String, String> overrides;
+    private final Map<String, String> saslUsers;
+    private final int internalPort;
     private KafkaRaftServer server;
     private Duration lastStartup = Duration.ZERO;
 
@@ -72,6 +89,8 @@ public final class LocalKafka implements AutoCloseable {
         }
         this.defaultPartitions = b.defaultPartitions;
         this.overrides = Map.copyOf(b.overrides);
+        this.saslUsers = Map.copyOf(b.saslUsers);
+        this.internalPort = saslUsers.isEmpty() ? this.port : freePort(this.port, this.controllerPort);
     }
 
     public static Builder builder() {
@@ -102,6 +121,9 @@ public final class LocalKafka implements AutoCloseable {
         }
         server = s;
         awaitReady(Duration.ofSeconds(60));
+        if (!saslUsers.isEmpty()) {
+            applyScramCredentials(Duration.ofSeconds(60));
+        }
         lastStartup = Duration.ofNanos(System.nanoTime() - t0);
         LOG.info("Kafka broker up at {} (data {}) in {} ms", bootstrapServers(), dataDir, lastStartup.toMillis());
         return this;
@@ -137,6 +159,49 @@ public final class LocalKafka implements AutoCloseable {
 
     public int port() {
         return port;
+    }
+
+    /** True when the client port takes SASL (SCRAM) only. */
+    public boolean sasl() {
+        return !saslUsers.isEmpty();
+    }
+
+    /** The user names given SCRAM credentials; empty without SASL. */
+    public java.util.Set<String> saslUserNames() {
+        return new java.util.TreeSet<>(saslUsers.keySet());
+    }
+
+    /**
+     * Where {@link #admin()} connects: the client address, or with SASL the internal PLAINTEXT
+     * listener {@code 127.0.0.1:<internal port>}.
+     */
+    public String internalBootstrapServers() {
+        return "127.0.0.1:" + internalPort;
+    }
+
+    /** Client properties for {@code user} on this broker: SASL_PLAINTEXT with {@code mechanism}; empty without SASL. */
+    public Properties clientProperties(String user, String mechanism) {
+        Properties p = new Properties();
+        if (sasl()) {
+            String password = saslUsers.get(user);
+            if (password == null) {
+                throw new IllegalArgumentException("no SASL user '" + user + "' on the broker at " + bootstrapServers());
+            }
+            p.setProperty("security.protocol", "SASL_PLAINTEXT");
+            p.setProperty("sasl.mechanism", mechanism);
+            p.setProperty("sasl.jaas.config", scramJaas(user, password));
+        }
+        return p;
+    }
+
+    /** A client {@code sasl.jaas.config} value for SCRAM. */
+    public static String scramJaas(String user, String password) {
+        return "org.apache.kafka.common.security.scram.ScramLoginModule required username=\"" + jaasEscape(user)
+                + "\" password=\"" + jaasEscape(password) + "\";";
+    }
+
+    private static String jaasEscape(String s) {
+        return s.replace("\\", "\\\\").replace("\"", "\\\"");
     }
 
     public Path dataDir() {
@@ -192,10 +257,10 @@ public final class LocalKafka implements AutoCloseable {
         }
     }
 
-    /** An admin client for this broker; the caller closes it. */
+    /** An admin client for this broker (with SASL: on the internal PLAINTEXT listener); the caller closes it. */
     public Admin admin() {
         Properties p = new Properties();
-        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, internalBootstrapServers());
         p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
         p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "30000");
         return Admin.create(p);
@@ -216,11 +281,25 @@ public final class LocalKafka implements AutoCloseable {
         p.put("process.roles", "broker,controller");
         p.put("node.id", Integer.toString(NODE_ID));
         p.put("controller.quorum.voters", NODE_ID + "@127.0.0.1:" + controllerPort);
-        p.put("listeners", "PLAINTEXT://127.0.0.1:" + port + ",CONTROLLER://127.0.0.1:" + controllerPort);
-        p.put("advertised.listeners", "PLAINTEXT://127.0.0.1:" + port);
-        p.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
         p.put("controller.listener.names", "CONTROLLER");
-        p.put("inter.broker.listener.name", "PLAINTEXT");
+        if (saslUsers.isEmpty()) {
+            p.put("listeners", "PLAINTEXT://127.0.0.1:" + port + ",CONTROLLER://127.0.0.1:" + controllerPort);
+            p.put("advertised.listeners", "PLAINTEXT://127.0.0.1:" + port);
+            p.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
+            p.put("inter.broker.listener.name", "PLAINTEXT");
+        } else {
+            p.put("listeners", "CLIENT://127.0.0.1:" + port + ",INTERNAL://127.0.0.1:" + internalPort
+                    + ",CONTROLLER://127.0.0.1:" + controllerPort);
+            p.put("advertised.listeners", "CLIENT://127.0.0.1:" + port + ",INTERNAL://127.0.0.1:" + internalPort);
+            p.put("listener.security.protocol.map",
+                    "CLIENT:SASL_PLAINTEXT,INTERNAL:PLAINTEXT,CONTROLLER:PLAINTEXT");
+            p.put("inter.broker.listener.name", "INTERNAL");
+            p.put("listener.name.client.sasl.enabled.mechanisms", String.join(",", SCRAM_MECHANISMS));
+            for (String m : SCRAM_MECHANISMS) {
+                p.put("listener.name.client." + m.toLowerCase(java.util.Locale.ROOT) + ".sasl.jaas.config",
+                        "org.apache.kafka.common.security.scram.ScramLoginModule required;");
+            }
+        }
         p.put("log.dirs", logDir().toString());
         p.put("num.partitions", Integer.toString(defaultPartitions));
         p.put("default.replication.factor", "1");
@@ -277,6 +356,80 @@ public final class LocalKafka implements AutoCloseable {
         LOG.info("formatted Kafka storage in {} (cluster id {})", logDir, clusterId);
     }
 
+    /**
+     * Makes the users given the only SCRAM users: deletes the credentials of any other user (left
+     * by an earlier start of this data directory), upserts every given user's credentials for both
+     * mechanisms, then waits until each can log in on the client port.
+     */
+    private void applyScramCredentials(Duration timeout) throws IOException {
+        try (Admin admin = admin()) {
+            // one request per mechanism: a request may alter each user only once
+            Map<ScramMechanism, List<UserScramCredentialAlteration>> deletions = new java.util.TreeMap<>();
+            java.util.Set<String> removed = new java.util.TreeSet<>();
+            for (UserScramCredentialsDescription d : admin.describeUserScramCredentials().all()
+                    .get(timeout.toMillis(), TimeUnit.MILLISECONDS).values()) {
+                if (!saslUsers.containsKey(d.name())) {
+                    removed.add(d.name());
+                    d.credentialInfos().forEach(i -> deletions.computeIfAbsent(i.mechanism(),
+                            k -> new java.util.ArrayList<>()).add(new UserScramCredentialDeletion(d.name(),
+                            i.mechanism())));
+                }
+            }
+            for (List<UserScramCredentialAlteration> batch : deletions.values()) {
+                admin.alterUserScramCredentials(batch).all().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            }
+            if (!removed.isEmpty()) {
+                LOG.info("removed the SCRAM credentials of users no longer listed: {}", removed);
+            }
+            for (String m : SCRAM_MECHANISMS) {
+                List<UserScramCredentialAlteration> alterations = new java.util.ArrayList<>();
+                for (Map.Entry<String, String> u : new java.util.TreeMap<>(saslUsers).entrySet()) {
+                    alterations.add(new UserScramCredentialUpsertion(u.getKey(),
+                            new ScramCredentialInfo(ScramMechanism.fromMechanismName(m), SCRAM_ITERATIONS),
+                            u.getValue()));
+                }
+                admin.alterUserScramCredentials(alterations).all().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            }
+        } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
+            throw new IOException("creating the SCRAM credentials of " + saslUserNames() + " on the broker at "
+                    + bootstrapServers() + " failed: " + (e.getCause() == null ? e : e.getCause()), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while creating SCRAM credentials", e);
+        }
+        // the metadata log is applied in order: a login with the last mechanism's credentials shows
+        // that the user's earlier records (deletions, the other mechanism) are applied too
+        long deadline = System.nanoTime() + timeout.toNanos();
+        for (String user : saslUserNames()) {
+            awaitLogin(user, SCRAM_MECHANISMS.get(SCRAM_MECHANISMS.size() - 1), deadline);
+        }
+        LOG.info("SASL users {} can log in at {} with {}", saslUserNames(), bootstrapServers(), SCRAM_MECHANISMS);
+    }
+
+    private void awaitLogin(String user, String mechanism, long deadline) throws IOException {
+        Properties p = clientProperties(user, mechanism);
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
+        p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "5000");
+        p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "10000");
+        try {
+            while (true) {
+                try (Admin admin = Admin.create(p)) {
+                    admin.describeCluster().nodes().get(10, TimeUnit.SECONDS);
+                    return;
+                } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
+                    if (System.nanoTime() > deadline) {
+                        throw new IOException("SASL user " + user + " cannot log in at " + bootstrapServers()
+                                + " with " + mechanism + ": " + (e.getCause() == null ? e : e.getCause()), e);
+                    }
+                }
+                Thread.sleep(100);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while waiting for SASL logins", e);
+        }
+    }
+
     private void awaitReady(Duration timeout) throws IOException {
         long deadline = System.nanoTime() + timeout.toNanos();
         try (Admin admin = admin()) {
@@ -312,7 +465,7 @@ public final class LocalKafka implements AutoCloseable {
         for (int attempt = 0; attempt < 20; attempt++) {
             try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
                 int p = s.getLocalPort();
-                if (avoid.length == 0 || p != avoid[0]) {
+                if (java.util.Arrays.stream(avoid).noneMatch(x -> x == p)) {
                     return p;
                 }
             }
@@ -344,8 +497,28 @@ public final class LocalKafka implements AutoCloseable {
         private Path dataDir;
         private int defaultPartitions = 1;
         private final Map<String, String> overrides = new HashMap<>();
+        private final Map<String, String> saslUsers = new HashMap<>();
 
         private Builder() {
+        }
+
+        /**
+         * Turns on SASL (SCRAM-SHA-256 and SCRAM-SHA-512) on the client port with these users and
+         * passwords (see {@link SaslUsers#load} for the file form); empty (the default): PLAINTEXT.
+         */
+        public Builder saslUsers(Map<String, String> users) {
+            users.forEach((user, password) -> {
+                if (!SaslUsers.validName(user)) {
+                    throw new IllegalArgumentException("SASL user name must be letters, digits, '.', '_', '-' or '@',"
+                            + " got '" + user + "'");
+                }
+                if (password == null || password.isEmpty()) {
+                    throw new IllegalArgumentException("SASL user " + user + " has an empty password");
+                }
+            });
+            this.saslUsers.clear();
+            this.saslUsers.putAll(users);
+            return this;
         }
 
         /** Client port on 127.0.0.1; 0 (the default) picks a free one once, kept across restarts. */

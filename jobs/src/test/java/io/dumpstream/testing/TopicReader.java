@@ -22,14 +22,26 @@ public final class TopicReader {
 
     /** Every record of {@code topic}, partition by partition, each in offset order. */
     public static List<ConsumerRecord<byte[], byte[]>> readAll(String bootstrap, String topic) {
+        return readAll(bootstrap, topic, new Properties());
+    }
+
+    /** {@link #readAll(String, String)} with extra client properties (SASL, TLS). */
+    public static List<ConsumerRecord<byte[], byte[]>> readAll(String bootstrap, String topic, Properties client) {
         List<ConsumerRecord<byte[], byte[]>> all = new ArrayList<>();
-        forEach(bootstrap, topic, all::add);
+        forEach(bootstrap, topic, client, all::add);
         return all;
     }
 
     /** Streams every record of {@code topic} to {@code sink} without keeping them. */
     public static void forEach(String bootstrap, String topic, Consumer<ConsumerRecord<byte[], byte[]>> sink) {
+        forEach(bootstrap, topic, new Properties(), sink);
+    }
+
+    /** {@link #forEach(String, String, Consumer)} with extra client properties (SASL, TLS). */
+    public static void forEach(String bootstrap, String topic, Properties client,
+                               Consumer<ConsumerRecord<byte[], byte[]>> sink) {
         Properties c = new Properties();
+        c.putAll(client);
         c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         c.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, Integer.toString(20 * 1024 * 1024));
