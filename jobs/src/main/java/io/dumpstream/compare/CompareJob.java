@@ -1,6 +1,7 @@
 package io.dumpstream.compare;
 
 import io.dumpstream.job.IngestJob;
+import io.dumpstream.manifest.AvroTrust;
 import io.dumpstream.job.Routed;
 import io.dumpstream.schema.FirstDivergence;
 import io.dumpstream.schema.TensorComparison;
@@ -19,7 +20,6 @@ import org.apache.flink.configuration.PipelineOptions;
 import org.apache.flink.connector.file.src.FileSource;
 import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.core.fs.Path;
-import org.apache.flink.formats.parquet.avro.AvroParquetReaders;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -80,13 +80,14 @@ public final class CompareJob {
             }
             paths.add(dir);
         }
-        return FileSource.forRecordStreamFormat(AvroParquetReaders.forSpecificRecord(TensorSnapshot.class),
+        return FileSource.forRecordStreamFormat(new SnapshotFormat(),
                 paths.toArray(new Path[0])).build();
     }
 
     /** The graph from the given snapshot source to both sinks; returns the result rows (for a report). */
     public static DataStream<FirstDivergence> build(StreamExecutionEnvironment env, CompareConfig c,
                                                     FileSource<TensorSnapshot> snapshots) {
+        AvroTrust.ensure();
         DataStream<Operand> operands = env.fromSource(snapshots, WatermarkStrategy.noWatermarks(), "snapshots")
                 .uid("compare-snapshots")
                 .flatMap(new ToOperands(c.baseline(), c.candidate(), c.keys()))

@@ -1,5 +1,6 @@
 package io.dumpstream.compare;
 
+import io.dumpstream.manifest.AvroTrust;
 import io.dumpstream.schema.FirstDivergence;
 
 import org.apache.flink.metrics.Counter;
@@ -25,6 +26,7 @@ public final class PairFunction extends ProcessWindowFunction<Operand, FirstDive
 
     @Override
     public void open(org.apache.flink.api.common.functions.OpenContext context) {
+        AvroTrust.ensure(); // on a TaskManager of a cluster too
         rows = new PairRows(baseline, candidate, tolerances);
         pairs = getRuntimeContext().getMetricGroup().addGroup("dumpstream").counter("pairsCompared");
         bytes = getRuntimeContext().getMetricGroup().addGroup("dumpstream").counter("payloadBytesCompared");
