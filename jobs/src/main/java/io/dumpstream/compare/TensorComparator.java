@@ -82,8 +82,9 @@ public final class TensorComparator {
                 double x = bs[i];
                 double y = cs[i];
                 double d = Math.abs(y - x);
-                // with finite bounds, a true test implies both values are finite
-                if (d <= atol + rtol * Math.abs(x)) {
+                // a finite difference within the bound: both values are finite (an infinite baseline
+                // makes the bound infinite, so d must be checked for finiteness too)
+                if (d <= atol + rtol * Math.abs(x) && d <= Double.MAX_VALUE) {
                     a.finitePair(x, y, d);
                 } else {
                     boolean xf = Math.abs(x) <= Double.MAX_VALUE;
