@@ -4,10 +4,13 @@ import io.dumpstream.schema.TensorSnapshot;
 
 import org.apache.flink.api.common.functions.FlatMapFunction;
 import org.apache.flink.util.Collector;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /** Snapshot rows of the two runs to operands with their pairing key; rows of any other run are skipped. */
 public final class ToOperands implements FlatMapFunction<TensorSnapshot, Operand> {
     private static final long serialVersionUID = 1L;
+    private static final Logger LOG = LoggerFactory.getLogger(ToOperands.class);
     private final String baseline;
     private final String candidate;
     private final PairKey keys;
@@ -21,10 +24,18 @@ public final class ToOperands implements FlatMapFunction<TensorSnapshot, Operand
     @Override
     public void flatMap(TensorSnapshot s, Collector<Operand> out) {
         String run = s.getRunId();
-        if (baseline.equals(run)) {
-            out.collect(Operand.of(s, true, keys));
-        } else if (candidate.equals(run)) {
-            out.collect(Operand.of(s, false, keys));
+        boolean base = baseline.equals(run);
+        if (!base && !candidate.equals(run)) {
+            return;
         }
+        Operand o;
+        try {
+            o = Operand.of(s, base, keys);
+        } catch (IllegalArgumentException e) {
+            // a row not written by our decoders: say which and go on with the rest
+            LOG.warn("skipping snapshot row of run '{}' record {}: {}", run, s.getRecordIndex(), e.getMessage());
+            return;
+        }
+        out.collect(o);
     }
 }
