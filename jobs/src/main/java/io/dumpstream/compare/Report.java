@@ -186,7 +186,7 @@ public final class Report {
     }
 
     private static void heatmap(Writer w, List<String> stages, List<Integer> ranks, Map<String, Cell> cells) throws IOException {
-        int width = LABEL_W + CELL_W * Math.max(1, ranks.size()) + 10;
+        int width = Math.max(LABEL_W + CELL_W * Math.max(1, ranks.size()) + 10, LABEL_W + 460); // room for the legend
         int height = HEAD_H + CELL_H * Math.max(1, stages.size()) + 40;
         w.write("<svg id=\"heatmap\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" + width + "\" height=\"" + height
                 + "\" viewBox=\"0 0 " + width + " " + height + "\" font-family=\"system-ui,sans-serif\" font-size=\"12\">\n");

@@ -444,6 +444,12 @@ class CompareJobTest {
         Path png = tmp.resolve("report.png");
         exec(List.of(chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--screenshot=" + png,
                 "--window-size=1400,1000", report.toUri().toString()));
+        String keep = System.getProperty("compare.keep"); // a directory to look at the rendering by eye
+        if (keep != null) {
+            Files.createDirectories(Path.of(keep));
+            Files.copy(png, Path.of(keep, "report.png"), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            Files.copy(report, Path.of(keep, "report.html"), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        }
         assertTrue(Files.size(png) > 10_000, "a non-trivial screenshot: " + Files.size(png) + " bytes");
         java.awt.image.BufferedImage img = javax.imageio.ImageIO.read(png.toFile());
         assertEquals(1400, img.getWidth());
