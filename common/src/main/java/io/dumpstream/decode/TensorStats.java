@@ -2,9 +2,7 @@ package io.dumpstream.decode;
 
 import io.dumpstream.format.Dtype;
 
-import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.nio.ByteOrder;
 
 /**
  * Statistics of CONTRACT section 5 over a payload, decoded per dtype without converting the
@@ -13,27 +11,22 @@ import java.nio.ByteOrder;
  * decoded exactly through lookup tables; integers and bool count as their value.
  */
 public final class TensorStats {
-    private static final VarHandle F64 = MethodHandles.byteArrayViewVarHandle(double[].class, ByteOrder.LITTLE_ENDIAN);
-    private static final VarHandle F32 = MethodHandles.byteArrayViewVarHandle(float[].class, ByteOrder.LITTLE_ENDIAN);
-    private static final VarHandle I64 = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
-    private static final VarHandle I32 = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
-    private static final VarHandle I16 = MethodHandles.byteArrayViewVarHandle(short[].class, ByteOrder.LITTLE_ENDIAN);
+    private static final VarHandle F64 = Elements.F64;
+    private static final VarHandle F32 = Elements.F32;
+    private static final VarHandle I64 = Elements.I64;
+    private static final VarHandle I32 = Elements.I32;
+    private static final VarHandle I16 = Elements.I16;
 
     /** float16 bit pattern to its exact value. */
-    static final float[] HALF = new float[1 << 16];
+    static final float[] HALF = Elements.HALF;
     /** As HALF, with 0 for infinities and NaNs (the float kernels' zeroed lanes). */
     private static final float[] HALF_FINITE = new float[1 << 16];
-    static final double[] E4M3FN = new double[256];
-    static final double[] E5M2 = new double[256];
+    static final double[] E4M3FN = Elements.E4M3FN;
+    static final double[] E5M2 = Elements.E5M2;
 
     static {
         for (int b = 0; b < HALF.length; b++) {
-            HALF[b] = halfToFloat(b);
             HALF_FINITE[b] = Float.isFinite(HALF[b]) ? HALF[b] : 0f;
-        }
-        for (int b = 0; b < 256; b++) {
-            E4M3FN[b] = e4m3fn(b);
-            E5M2[b] = HALF[b << 8]; // e5m2 is the top byte of a float16
         }
     }
 
@@ -575,37 +568,5 @@ public final class TensorStats {
             }
             return new Stats(numel, nan, inf, zero, min, max, sum / finite, Math.sqrt(sumSq));
         }
-    }
-
-    /** Exact value of an IEEE 754 binary16 bit pattern. */
-    static float halfToFloat(int h) {
-        int sign = (h >>> 15) & 1;
-        int exp = (h >>> 10) & 0x1F;
-        int mant = h & 0x3FF;
-        float v;
-        if (exp == 0x1F) {
-            v = mant == 0 ? Float.POSITIVE_INFINITY : Float.NaN;
-        } else if (exp == 0) {
-            v = mant * 0x1p-24f; // subnormal: mant x 2^-24
-        } else {
-            v = Float.intBitsToFloat((exp - 15 + 127) << 23 | mant << 13);
-        }
-        return sign == 1 ? -v : v;
-    }
-
-    /** Exact value of a float8_e4m3fn byte: bias 7, no infinities, S.1111.111 is NaN. */
-    static double e4m3fn(int b) {
-        int sign = (b >>> 7) & 1;
-        int exp = (b >>> 3) & 0xF;
-        int mant = b & 0x7;
-        double v;
-        if (exp == 0xF && mant == 0x7) {
-            v = Double.NaN;
-        } else if (exp == 0) {
-            v = mant * 0x1p-9; // subnormal: mant/8 x 2^-6
-        } else {
-            v = (1 + mant / 8.0) * Math.pow(2, exp - 7);
-        }
-        return sign == 1 ? -v : v;
     }
 }

@@ -2,8 +2,10 @@ package io.dumpstream.manifest;
 
 import io.dumpstream.schema.DumpManifest;
 import io.dumpstream.schema.DumpOutcome;
+import io.dumpstream.schema.FirstDivergence;
 import io.dumpstream.schema.RecordPlan;
 import io.dumpstream.schema.RejectedRecord;
+import io.dumpstream.schema.TensorComparison;
 import io.dumpstream.schema.TensorSnapshot;
 import org.apache.avro.util.ClassSecurityValidator;
 
@@ -23,7 +25,8 @@ public final class AvroTrust {
         }
         ClassSecurityValidator.setGlobal(ClassSecurityValidator.composite(ClassSecurityValidator.getGlobal(),
                 ClassSecurityValidator.builder().add(DumpManifest.class).add(RecordPlan.class)
-                        .add(TensorSnapshot.class).add(DumpOutcome.class).add(RejectedRecord.class).build()));
+                        .add(TensorSnapshot.class).add(DumpOutcome.class).add(RejectedRecord.class)
+                        .add(TensorComparison.class).add(FirstDivergence.class).build()));
         done = true;
     }
 }

@@ -15,7 +15,7 @@ class TensorStatsTest {
         double sum = 0, sq = 0, min = Double.POSITIVE_INFINITY, max = Double.NEGATIVE_INFINITY;
         for (int i = 0; i + 1 < b.length; i += 2) {
             int bits = (b[i] & 0xFF) | (b[i + 1] & 0xFF) << 8;
-            double v = d == Dtype.BFLOAT16 ? Float.intBitsToFloat(bits << 16) : TensorStats.halfToFloat(bits);
+            double v = d == Dtype.BFLOAT16 ? Float.intBitsToFloat(bits << 16) : Elements.halfToFloat(bits);
             if (Double.isNaN(v)) {
                 nan++;
             } else if (Double.isInfinite(v)) {

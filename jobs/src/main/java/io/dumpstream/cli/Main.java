@@ -21,7 +21,8 @@ public final class Main {
                 new AgentCommand(),
                 new SimulateCommand(),
                 new IngestCommand(),
-                new DemoCommand());
+                new DemoCommand(),
+                new CompareCommand());
     }
 
     public static void main(String[] argv) {

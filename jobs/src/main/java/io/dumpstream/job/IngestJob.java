@@ -190,7 +190,7 @@ public final class IngestJob {
      * A sink rooted at the output root: the buckets are root-relative paths that start with the
      * table ({@code snapshots/run=.../rank=.../stage=...}, see {@link HivePartition}).
      */
-    static <T extends SpecificRecord> FileSink<Routed<T>> fileSink(String root, Class<T> type,
+    public static <T extends SpecificRecord> FileSink<Routed<T>> fileSink(String root, Class<T> type,
                                                                   ParquetWriters.Settings parquet, long bufferBytes) {
         SinkBudget budget = new SinkBudget(bufferBytes);
         return FileSink.forBulkFormat(new Path(root), new ParquetBulkWriterFactory<>(type, parquet, budget))

@@ -1,0 +1,145 @@
+package io.dumpstream.cli;
+
+import io.dumpstream.compare.CompareConfig;
+import io.dumpstream.compare.CompareJob;
+import io.dumpstream.compare.PairKey;
+import io.dumpstream.compare.Report;
+import io.dumpstream.compare.Tolerances;
+import io.dumpstream.compare.Verdict;
+import io.dumpstream.schema.FirstDivergence;
+
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.util.CloseableIterator;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/** {@code compare}: the comparison job of two runs' snapshot tables on a local MiniCluster, with an optional HTML report. */
+public final class CompareCommand implements Command {
+    static final Set<String> OPTIONS = Set.of("root", "baseline", "candidate", "out", "report", "tolerances", "align-by",
+            "ignore-placement", "parallelism");
+
+    @Override
+    public String name() {
+        return "compare";
+    }
+
+    @Override
+    public String summary() {
+        return "compare a candidate run against a baseline run (Flink batch job): verdicts, first divergence, report";
+    }
+
+    @Override
+    public String usage() {
+        return String.join("\n",
+                "usage: compare --root ROOT --baseline RUN_A --candidate RUN_B --out OUT [--report report.html]",
+                "               [--tolerances FILE] [--align-by launch|step] [--ignore-placement] [--parallelism N]",
+                "",
+                "Pairs the snapshot rows of both runs under ROOT/snapshots (the decode/ingest output) by rank, launch_id,",
+                "stage, task_index, owner_id, io, port_index, tensor_name and worker_id, and compares each pair in",
+                "float64 from the raw bytes: |c - b| <= atol + rtol * |b| per element (b the baseline; NaN matches only",
+                "NaN, an infinity only the same infinity), torch.testing's default tolerances per dtype, integers exact.",
+                "",
+                "  --align-by step       pair by training step instead of launch_id",
+                "  --ignore-placement    leave worker_id out of the key (sides sharing a key pair in worker order)",
+                "  --tolerances FILE     rules (stage glob, dtype or *, rtol, atol), first match wins; CSV with the header",
+                "                        stage,dtype,rtol,atol, or YAML: a list of {stage, dtype, rtol, atol}",
+                "  --report FILE         a self-contained HTML report (verdict counts, first divergence per rank,",
+                "                        stage-by-rank heatmap of the worst cosine similarity, sortable failing pairs)",
+                "  --parallelism N       default: the number of cores",
+                "",
+                "Writes OUT/comparisons/baseline=<A>/candidate=<B>/rank=<r>/*.parquet (one row per key: verdict",
+                "PASS, FAIL, SHAPE_MISMATCH, DTYPE_MISMATCH, MISSING_BASELINE or MISSING_CANDIDATE, the metrics and the",
+                "tolerances used) and OUT/first_divergence/baseline=<A>/candidate=<B>/*.parquet (per rank, the earliest",
+                "non-PASS pair in (launch_id, task_id) order). Exit status 0 when the job ran (whatever the verdicts),",
+                "2 for unusable arguments, 1 when the job failed. On a cluster: flink run -c " + CompareJob.class.getName(),
+                "dumpstream.jar with the same options.");
+    }
+
+    /** Parses and checks the options; every error names the option and the value. */
+    public static CompareConfig parse(String[] argv) {
+        Args a = Args.parse(argv, Set.of("ignore-placement"));
+        a.allowOnly(OPTIONS);
+        String alignBy = a.get("align-by", "launch");
+        if (!alignBy.equals("launch") && !alignBy.equals("step")) {
+            throw new UsageException("option --align-by must be launch or step, got '" + alignBy + "'");
+        }
+        Tolerances tolerances = Tolerances.defaults();
+        if (a.has("tolerances")) {
+            Path file = Path.of(a.get("tolerances", null));
+            if (!Files.isRegularFile(file)) {
+                throw new UsageException("--tolerances " + file + " does not exist or is not a regular file");
+            }
+            try {
+                tolerances = Tolerances.load(file);
+            } catch (IOException e) {
+                throw new UsageException("--tolerances " + file + " cannot be read: " + e.getMessage());
+            } catch (IllegalArgumentException e) {
+                throw new UsageException("--tolerances " + e.getMessage());
+            }
+        }
+        try {
+            return new CompareConfig(a.require("root"), a.require("baseline"), a.require("candidate"), a.require("out"),
+                    new PairKey(alignBy.equals("step"), a.flag("ignore-placement")), tolerances, a.getInt("parallelism", 0));
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(e.getMessage());
+        }
+    }
+
+    @Override
+    public int run(String[] argv, PrintStream out, PrintStream err) throws Exception {
+        CompareConfig c = parse(argv);
+        Args a = Args.parse(argv, Set.of("ignore-placement"));
+        Path report = a.has("report") ? Path.of(a.get("report", null)) : null;
+        int parallelism = c.parallelism() > 0 ? c.parallelism() : Runtime.getRuntime().availableProcessors();
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(parallelism, CompareJob.configuration(c));
+        List<FirstDivergence> rows = new ArrayList<>();
+        long started = System.nanoTime();
+        try (CloseableIterator<FirstDivergence> it = CompareJob.build(env, c, sourceOrUsage(c)).executeAndCollect(CompareJob.NAME)) {
+            while (it.hasNext()) {
+                rows.add(it.next());
+            }
+        }
+        double secs = (System.nanoTime() - started) / 1e9;
+        Map<Verdict, Integer> counts = new EnumMap<>(Verdict.class);
+        for (Verdict v : Verdict.values()) {
+            counts.put(v, 0);
+        }
+        for (FirstDivergence r : rows) {
+            counts.merge(Verdict.valueOf(r.getVerdict()), 1, Integer::sum);
+        }
+        out.printf("compare %s vs %s: %d pairs in %.1f s: %s%n", c.baseline(), c.candidate(), rows.size(), secs, counts);
+        out.println("tables under " + Path.of(c.out()).toAbsolutePath() + " (comparisons/, first_divergence/)");
+        if (report != null) {
+            Path parent = report.toAbsolutePath().getParent();
+            Files.createDirectories(parent);
+            Path tmp = Files.createTempFile(parent, ".report-", ".html.tmp");
+            try (Writer w = Files.newBufferedWriter(tmp, StandardCharsets.UTF_8)) {
+                Report.write(w, c.baseline(), c.candidate(), rows, Instant.now().toString());
+            }
+            Files.move(tmp, report, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            out.println("report " + report.toAbsolutePath());
+        }
+        return 0;
+    }
+
+    private static org.apache.flink.connector.file.src.FileSource<io.dumpstream.schema.TensorSnapshot> sourceOrUsage(CompareConfig c)
+            throws IOException {
+        try {
+            return CompareJob.source(c);
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(e.getMessage());
+        }
+    }
+}

@@ -1,0 +1,164 @@
+package io.dumpstream.compare;
+
+import io.dumpstream.job.IngestJob;
+import io.dumpstream.manifest.AvroTrust;
+import io.dumpstream.job.Routed;
+import io.dumpstream.schema.FirstDivergence;
+import io.dumpstream.schema.TensorComparison;
+import io.dumpstream.schema.TensorSnapshot;
+import io.dumpstream.table.ParquetWriters;
+
+import org.apache.flink.api.common.RuntimeExecutionMode;
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.functions.MapFunction;
+import org.apache.flink.api.common.typeinfo.TypeHint;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.CoreOptions;
+import org.apache.flink.configuration.ExecutionOptions;
+import org.apache.flink.configuration.PipelineOptions;
+import org.apache.flink.connector.file.src.FileSource;
+import org.apache.flink.core.fs.FileSystem;
+import org.apache.flink.core.fs.Path;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.windowing.assigners.GlobalWindows;
+
+import java.io.IOException;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The comparison job, a Flink BATCH job over the snapshot tables of two runs:
+ *
+ * <pre>
+ * FileSource snapshots/run=A + run=B (Parquet) -> ToOperands -> keyBy(pair key)
+ *   -> global window to the end of input -> PairFunction --rows--> FileSink comparisons/baseline=A/candidate=B/rank=r
+ *                                                         \-non-PASS-> keyBy(rank) -> EarliestDivergence -> FileSink first_divergence/baseline=A/candidate=B
+ * </pre>
+ */
+public final class CompareJob {
+    public static final String NAME = "dumpstream-compare";
+    /** Row groups of the result tables (rows are small: no payloads). */
+    static final long RESULT_ROW_GROUP_BYTES = 8L << 20;
+    static final long SINK_BUFFER_BYTES = 64L << 20;
+
+    private CompareJob() {
+    }
+
+    /** On a cluster: {@code flink run -c io.dumpstream.compare.CompareJob dumpstream.jar --root ... (compare's options)}. */
+    public static void main(String[] args) throws Exception {
+        CompareConfig c = io.dumpstream.cli.CompareCommand.parse(args);
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(configuration(c));
+        build(env, c, source(c));
+        env.execute(NAME);
+    }
+
+    /** Batch mode, object reuse, the job name and the parallelism. */
+    public static Configuration configuration(CompareConfig c) {
+        Configuration conf = new Configuration();
+        conf.set(ExecutionOptions.RUNTIME_MODE, RuntimeExecutionMode.BATCH);
+        conf.set(PipelineOptions.OBJECT_REUSE, true);
+        conf.set(PipelineOptions.NAME, NAME);
+        if (c.parallelism() > 0) {
+            conf.set(CoreOptions.DEFAULT_PARALLELISM, c.parallelism());
+        }
+        return conf;
+    }
+
+    /** The Parquet files of both runs' snapshot partitions; a run without snapshots is an error naming it. */
+    public static FileSource<TensorSnapshot> source(CompareConfig c) throws IOException {
+        List<Path> paths = new ArrayList<>();
+        for (String run : List.of(c.baseline(), c.candidate())) {
+            Path dir = new Path(uri(c.root()) + "/" + ComparePaths.snapshotsOf(run));
+            FileSystem fs = dir.getFileSystem();
+            if (!fs.exists(dir)) {
+                throw new IllegalArgumentException("--root " + c.root() + " has no snapshots of run '" + run + "' (no directory "
+                        + dir + ")");
+            }
+            paths.add(dir);
+        }
+        return FileSource.forRecordStreamFormat(new SnapshotFormat(),
+                paths.toArray(new Path[0])).build();
+    }
+
+    /** The graph from the given snapshot source to both sinks; returns the result rows (for a report). */
+    public static DataStream<FirstDivergence> build(StreamExecutionEnvironment env, CompareConfig c,
+                                                    FileSource<TensorSnapshot> snapshots) {
+        AvroTrust.ensure();
+        DataStream<Operand> operands = env.fromSource(snapshots, WatermarkStrategy.noWatermarks(), "snapshots")
+                .uid("compare-snapshots")
+                .flatMap(new ToOperands(c.baseline(), c.candidate(), c.keys()))
+                .returns(Operand.class)
+                .uid("compare-operands").name("rows of " + c.baseline() + " and " + c.candidate());
+        SingleOutputStreamOperator<FirstDivergence> results = operands
+                .keyBy(o -> o.key, TypeInformation.of(String.class))
+                .window(GlobalWindows.createWithEndOfStreamTrigger())
+                .process(new PairFunction(c.baseline(), c.candidate(), c.tolerances()), TypeInformation.of(FirstDivergence.class))
+                .uid("compare-pairs").name("compare pairs");
+        ParquetWriters.Settings parquet = ParquetWriters.Settings.defaults().withRowGroupBytes(RESULT_ROW_GROUP_BYTES);
+        String out = uri(c.out());
+        results.map(new ToComparison(c.baseline(), c.candidate()))
+                .returns(new TypeHint<Routed<TensorComparison>>() { })
+                .uid("compare-route").name("route comparisons")
+                .sinkTo(IngestJob.fileSink(out, TensorComparison.class, parquet, SINK_BUFFER_BYTES))
+                .uid("compare-sink-comparisons").name("comparisons");
+        results.filter(r -> !Verdict.PASS.name().equals(r.getVerdict()))
+                .uid("compare-diverged").name("non-PASS")
+                .keyBy(FirstDivergence::getRank, TypeInformation.of(Integer.class))
+                .reduce(new EarliestDivergence())
+                .uid("compare-earliest").name("earliest divergence per rank")
+                .map(new ToDivergence(c.baseline(), c.candidate()))
+                .returns(new TypeHint<Routed<FirstDivergence>>() { })
+                .uid("compare-route-first").name("route first divergence")
+                .sinkTo(IngestJob.fileSink(out, FirstDivergence.class, parquet, SINK_BUFFER_BYTES))
+                .uid("compare-sink-first").name("first_divergence");
+        return results;
+    }
+
+    /** A local path as a file URI; a URI as it is. */
+    static String uri(String location) {
+        if (location.contains("://")) {
+            return location.endsWith("/") ? location.substring(0, location.length() - 1) : location;
+        }
+        URI u = java.nio.file.Path.of(location).toAbsolutePath().normalize().toUri();
+        String s = u.toString();
+        return s.endsWith("/") ? s.substring(0, s.length() - 1) : s;
+    }
+
+    /** A result row to its comparisons partition. */
+    public static final class ToComparison implements MapFunction<FirstDivergence, Routed<TensorComparison>> {
+        private static final long serialVersionUID = 1L;
+        private final String baseline;
+        private final String candidate;
+
+        public ToComparison(String baseline, String candidate) {
+            this.baseline = baseline;
+            this.candidate = candidate;
+        }
+
+        @Override
+        public Routed<TensorComparison> map(FirstDivergence r) {
+            return new Routed<>(ComparePaths.comparisons(baseline, candidate, r.getRank()), PairRows.comparison(r), 0);
+        }
+    }
+
+    /** A first-divergence row to its table directory. */
+    public static final class ToDivergence implements MapFunction<FirstDivergence, Routed<FirstDivergence>> {
+        private static final long serialVersionUID = 1L;
+        private final String baseline;
+        private final String candidate;
+
+        public ToDivergence(String baseline, String candidate) {
+            this.baseline = baseline;
+            this.candidate = candidate;
+        }
+
+        @Override
+        public Routed<FirstDivergence> map(FirstDivergence r) {
+            return new Routed<>(ComparePaths.firstDivergence(baseline, candidate), r, 0);
+        }
+    }
+}

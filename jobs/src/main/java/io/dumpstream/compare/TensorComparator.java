@@ -1,0 +1,150 @@
+package io.dumpstream.compare;
+
+import io.dumpstream.decode.Elements;
+import io.dumpstream.format.Dtype;
+
+import java.util.Arrays;
+
+/**
+ * Float64 metrics of a candidate payload against a baseline payload of the same dtype, decoded by
+ * the shared {@link Elements} decoder block by block. Closeness per element is torch.testing's
+ * {@code |c - b| <= atol + rtol * |b|} with b the baseline; NaN matches only NaN and an infinity
+ * only the same infinity. Integer dtypes with zero tolerance compare their exact values (int64
+ * beyond 2^53 included). Equal lengths and equal CRC-32C short-circuit to a byte comparison:
+ * when the bytes agree no element is decoded and the metrics follow from the snapshot statistics.
+ * Not thread-safe (one instance per operator).
+ */
+public final class TensorComparator {
+    static final int BLOCK = 4096;
+    private final double[] bs = new double[BLOCK];
+    private final double[] cs = new double[BLOCK];
+
+    /** Compares the first {@code n} elements of {@code b} and {@code c} (both of {@code dtype}). */
+    public Metrics compare(Dtype dtype, Operand b, Operand c, long n, Tolerance tol) {
+        int es = dtype.elementSize();
+        long bytes = n * es;
+        if (bytes > b.data.length || bytes > c.data.length) {
+            throw new IllegalArgumentException("cannot compare " + n + " " + dtype.torchName() + " elements: payloads hold "
+                    + b.data.length + " and " + c.data.length + " bytes");
+        }
+        boolean whole = n == b.numel && n == c.numel && b.data.length == c.data.length;
+        boolean bitwise = whole
+                ? b.payloadCrc32c == c.payloadCrc32c && Arrays.equals(b.data, c.data)
+                : Arrays.equals(b.data, 0, (int) bytes, c.data, 0, (int) bytes);
+        if (bitwise && whole) {
+            return identical(b, n);
+        }
+        Metrics m = Elements.isInteger(dtype) && tol.exact()
+                ? integers(dtype, b.data, c.data, n)
+                : floats(dtype, b.data, c.data, n, tol.rtol(), tol.atol());
+        return bitwise ? new Metrics(m.compared(), true, m.mismatchCount(), m.firstMismatchIndex(), m.maxAbsErr(), m.maxRelErr(),
+                m.meanAbsErr(), m.rmse(), m.cosineSimilarity()) : m;
+    }
+
+    /** Byte-equal whole payloads: no error; cosine 1 unless the finite norm is 0; nothing is decoded. */
+    private static Metrics identical(Operand b, long n) {
+        long finite = n - b.nanCount - b.infCount;
+        if (finite == 0) {
+            return new Metrics(n, true, 0, null, null, null, null, null, null);
+        }
+        Double cosine = b.l2Norm != null && b.l2Norm > 0 ? 1.0 : null;
+        return new Metrics(n, true, 0, null, 0.0, 0.0, 0.0, 0.0, cosine);
+    }
+
+    private Metrics integers(Dtype dtype, byte[] b, byte[] c, long n) {
+        Acc a = new Acc();
+        for (long first = 0; first < n; first += BLOCK) {
+            int count = (int) Math.min(BLOCK, n - first);
+            Elements.toDouble(dtype, b, 0, first, count, bs);
+            Elements.toDouble(dtype, c, 0, first, count, cs);
+            for (int i = 0; i < count; i++) {
+                double x = bs[i];
+                double y = cs[i];
+                boolean differ = dtype == Dtype.INT64
+                        ? Elements.rawLong(dtype, b, 0, first + i) != Elements.rawLong(dtype, c, 0, first + i)
+                        : x != y;
+                if (differ) {
+                    a.mismatch(first + i);
+                }
+                a.finitePair(x, y, Math.abs(y - x));
+            }
+        }
+        return a.metrics(n, false);
+    }
+
+    private Metrics floats(Dtype dtype, byte[] b, byte[] c, long n, double rtol, double atol) {
+        Acc a = new Acc();
+        for (long first = 0; first < n; first += BLOCK) {
+            int count = (int) Math.min(BLOCK, n - first);
+            Elements.toDouble(dtype, b, 0, first, count, bs);
+            Elements.toDouble(dtype, c, 0, first, count, cs);
+            for (int i = 0; i < count; i++) {
+                double x = bs[i];
+                double y = cs[i];
+                double d = Math.abs(y - x);
+                // a finite difference within the bound: both values are finite (an infinite baseline
+                // makes the bound infinite, so d must be checked for finiteness too)
+                if (d <= atol + rtol * Math.abs(x) && d <= Double.MAX_VALUE) {
+                    a.finitePair(x, y, d);
+                } else {
+                    boolean xf = Math.abs(x) <= Double.MAX_VALUE;
+                    boolean yf = Math.abs(y) <= Double.MAX_VALUE;
+                    if (xf && yf) {
+                        a.mismatch(first + i);
+                        a.finitePair(x, y, d);
+                    } else if (!(x != x && y != y) && !(x == y)) {
+                        a.mismatch(first + i); // NaN vs not NaN, or a differing infinity
+                    }
+                }
+            }
+        }
+        return a.metrics(n, false);
+    }
+
+    private static final class Acc {
+        long finite;
+        long mismatches;
+        long firstMismatch = -1;
+        double maxAbs;
+        double maxRel;
+        double sumAbs;
+        double sumSq;
+        double dot;
+        double nb;
+        double nc;
+
+        void mismatch(long index) {
+            if (mismatches++ == 0) {
+                firstMismatch = index;
+            }
+        }
+
+        void finitePair(double x, double y, double d) {
+            finite++;
+            if (d > maxAbs) {
+                maxAbs = d;
+            }
+            if (d > 0) {
+                double rel = d / Math.abs(x); // infinity when only the baseline is 0
+                if (rel > maxRel) {
+                    maxRel = rel;
+                }
+            }
+            sumAbs += d;
+            sumSq += d * d;
+            dot += x * y;
+            nb += x * x;
+            nc += y * y;
+        }
+
+        Metrics metrics(long n, boolean bitwise) {
+            Long first = mismatches == 0 ? null : firstMismatch;
+            if (finite == 0) {
+                return new Metrics(n, bitwise, mismatches, first, null, null, null, null, null);
+            }
+            Double cosine = nb == 0 || nc == 0 ? null : dot / (Math.sqrt(nb) * Math.sqrt(nc));
+            return new Metrics(n, bitwise, mismatches, first, maxAbs, maxRel, sumAbs / finite, Math.sqrt(sumSq / finite),
+                    cosine);
+        }
+    }
+}

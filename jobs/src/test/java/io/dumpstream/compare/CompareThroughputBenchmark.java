@@ -1,0 +1,151 @@
+package io.dumpstream.compare;
+
+import io.dumpstream.cli.Main;
+import io.dumpstream.format.DumpBuilder;
+import io.dumpstream.manifest.ManifestParser;
+
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Random;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * Compare throughput in GB/s of compared payload (both sides), beside the same job reading the same
+ * Parquet files and discarding the rows (the I/O floor) and a {@code System.arraycopy} of the same
+ * bytes, medians of timed rounds in one run. float32 payloads, candidate = baseline + small noise, so
+ * every element goes through the metric loop (no bitwise short-circuit).
+ *
+ * <pre>mvn -B -q -o -pl jobs -am verify -Dtest=CompareThroughputBenchmark -Dsurefire.failIfNoSpecifiedTests=false -DexcludedTags=none</pre>
+ */
+@Tag("benchmark")
+class CompareThroughputBenchmark {
+    static final int RECORDS = Integer.getInteger("bench.records", 8);
+    static final int RECORD_BYTES = Integer.getInteger("bench.recordMiB", 16) << 20;
+    static final int ROUNDS = Integer.getInteger("bench.rounds", 3);
+
+    @TempDir
+    Path tmp;
+
+    @Test
+    void compareVersusReadFloor() throws Exception {
+        Path spool = Files.createDirectories(tmp.resolve("spool"));
+        Random rnd = new Random(7);
+        int n = RECORD_BYTES / 4;
+        for (int rank = 0; rank < 2; rank++) {
+            DumpBuilder a = new DumpBuilder("A", rank, 1).chunkBytes(8 << 20);
+            DumpBuilder b = new DumpBuilder("B", rank, 1).chunkBytes(8 << 20);
+            for (int r = 0; r < RECORDS / 2; r++) {
+                ByteBuffer x = ByteBuffer.allocate(RECORD_BYTES).order(ByteOrder.LITTLE_ENDIAN);
+                ByteBuffer y = ByteBuffer.allocate(RECORD_BYTES).order(ByteOrder.LITTLE_ENDIAN);
+                for (int i = 0; i < n; i++) {
+                    float v = (float) rnd.nextGaussian();
+                    x.putFloat(v);
+                    y.putFloat(v + (float) (1e-7 * rnd.nextGaussian()));
+                }
+                a.add(new DumpBuilder.RecordSpec().taskId(r).stage("s" + r).tensorName("t").dtype("float32").actualShape(n)
+                        .payload(x.array()));
+                b.add(new DumpBuilder.RecordSpec().taskId(r).stage("s" + r).tensorName("t").dtype("float32").actualShape(n)
+                        .payload(y.array()));
+            }
+            for (var e : List.of(java.util.Map.entry("a" + rank, a.build()), java.util.Map.entry("b" + rank, b.build()))) {
+                Files.write(spool.resolve(e.getKey() + ".bin"), e.getValue().buffer());
+                Files.write(spool.resolve(e.getKey() + ".manifest.json"), ManifestParser.toJson(e.getValue().manifest()));
+            }
+        }
+        Path root = tmp.resolve("root");
+        assertEquals(0, Main.run(new String[]{"decode", "--dir", spool.toString(), "--out", root.toString()},
+                new PrintStream(new ByteArrayOutputStream()), System.err));
+        long payload = 2L * RECORDS * RECORD_BYTES; // baseline + candidate bytes compared
+        int parallelism = Runtime.getRuntime().availableProcessors();
+
+        // the metric loop alone, one thread, on one record pair of the same kind
+        Operand ob = new Operand();
+        Operand oc = new Operand();
+        ob.dtype = oc.dtype = "float32";
+        ob.data = new byte[RECORD_BYTES];
+        oc.data = new byte[RECORD_BYTES];
+        ByteBuffer xb = ByteBuffer.wrap(ob.data).order(ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer yb = ByteBuffer.wrap(oc.data).order(ByteOrder.LITTLE_ENDIAN);
+        for (int i = 0; i < n; i++) {
+            float v = (float) rnd.nextGaussian();
+            xb.putFloat(v);
+            yb.putFloat(v + (float) (1e-7 * rnd.nextGaussian()));
+        }
+        ob.numel = oc.numel = n;
+        oc.payloadCrc32c = 1;
+        TensorComparator tc0 = new TensorComparator();
+        List<Double> loop = new ArrayList<>();
+        for (int round = 0; round <= 2 * ROUNDS; round++) {
+            long t = System.nanoTime();
+            tc0.compare(io.dumpstream.format.Dtype.FLOAT32, ob, oc, n, Tolerances.defaultFor(io.dumpstream.format.Dtype.FLOAT32));
+            if (round > ROUNDS / 2) {
+                loop.add(2.0 * RECORD_BYTES / ((System.nanoTime() - t) / 1e9) / 1e9);
+            }
+        }
+        System.out.printf("metric loop alone (one thread, float32, %d MiB pair): %.3f GB/s%n", RECORD_BYTES >> 20, median(loop));
+
+        List<Double> compare = new ArrayList<>();
+        List<Double> floor = new ArrayList<>();
+        List<Double> copy = new ArrayList<>();
+        byte[] src = new byte[RECORD_BYTES];
+        byte[] dst = new byte[RECORD_BYTES];
+        for (int round = 0; round <= ROUNDS; round++) { // round 0 warms up
+            CompareConfig c = new CompareConfig(root.toString(), "A", "B", tmp.resolve("out" + round).toString(), new PairKey(false, false),
+                    Tolerances.defaults(), parallelism);
+            long t0 = System.nanoTime();
+            StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(parallelism, CompareJob.configuration(c));
+            CompareJob.build(env, c, CompareJob.source(c));
+            env.execute("compare");
+            double tc = (System.nanoTime() - t0) / 1e9;
+
+            long t1 = System.nanoTime();
+            StreamExecutionEnvironment env2 = StreamExecutionEnvironment.createLocalEnvironment(parallelism, CompareJob.configuration(c));
+            env2.fromSource(CompareJob.source(c), WatermarkStrategy.noWatermarks(), "snapshots")
+                    .flatMap(new ToOperands("A", "B", c.keys())).returns(Operand.class)
+                    .sinkTo(new DiscardingSink<>());
+            env2.execute("read floor");
+            double tf = (System.nanoTime() - t1) / 1e9;
+
+            long t2 = System.nanoTime();
+            for (long done = 0; done < payload; done += RECORD_BYTES) {
+                System.arraycopy(src, 0, dst, 0, RECORD_BYTES);
+            }
+            double ta = (System.nanoTime() - t2) / 1e9;
+            if (round > 0) {
+                compare.add(payload / tc / 1e9);
+                floor.add(payload / tf / 1e9);
+                copy.add(payload / ta / 1e9);
+            }
+            System.out.printf("round %d: compare %.2f s, read floor %.2f s, arraycopy %.3f s%n", round, tc, tf, ta);
+        }
+        double mc = median(compare);
+        double mf = median(floor);
+        double ma = median(copy);
+        System.out.printf("compare benchmark: %d x %d MiB float32 per run, parallelism %d, %d rounds%n", RECORDS,
+                RECORD_BYTES >> 20, parallelism, ROUNDS);
+        System.out.printf("compare GB/s %.3f | read-floor GB/s %.3f | arraycopy GB/s %.2f | compare/floor %.2f | compare/arraycopy %.4f%n",
+                mc, mf, ma, mc / mf, mc / ma);
+    }
+
+    static double median(List<Double> v) {
+        List<Double> s = new ArrayList<>(v);
+        Collections.sort(s);
+        return s.get(s.size() / 2);
+    }
+}
