@@ -15,10 +15,18 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 import io.dumpstream.format.DumpBuilder;
+import io.dumpstream.local.LocalKafka;
+import io.dumpstream.manifest.Manifests;
+import io.dumpstream.publish.PublisherConfig;
+import io.dumpstream.publish.SpoolAgent;
+import io.dumpstream.testing.DumpAssembler;
+import io.dumpstream.testing.SharedKafka;
+import io.dumpstream.testing.TopicReader;
 import io.dumpstream.manifest.ManifestParser;
 import io.dumpstream.schema.DumpManifest;
 import io.dumpstream.testing.Vectors;
@@ -127,5 +135,41 @@ class L1SpoolPythonTest {
         List<Long> crcs = DumpBuilder.chunkCrc32c(ByteBuffer.wrap(bin), 65536);
         assertEquals(28, crcs.size());
         assertEquals(crcs, written.getChunkCrc32c());
+    }
+
+    @Test
+    void theAgentPublishesWhatTheRankHelperWroteAndMovesItToDone(@TempDir Path dir) throws Exception {
+        List<String> names = List.of("all_dtypes", "truncation_and_empty", "multi_chunk", "hostile_names");
+        Path spool = dir.resolve("spool");
+        for (String name : names) {
+            Run r = python(driver(), MODULE.toString(), Vectors.manifest(name).toString(),
+                    Vectors.buffer(name).toString(), spool.toString());
+            assertEquals(0, r.status(), r.err());
+        }
+        LocalKafka kafka = SharedKafka.get();
+        String topic = "python-spool";
+        kafka.createTopic(topic, 2);
+        try (SpoolAgent agent = new SpoolAgent(spool, PublisherConfig.builder(kafka.bootstrapServers()).topic(topic)
+                .build(), 100)) {
+            SpoolAgent.Pass pass = agent.runOnce();
+            assertEquals(names.size(), pass.published(), String.valueOf(pass));
+            assertEquals(0, pass.failed());
+        }
+        assertEquals(List.of("done", "failed"), files(spool), "every pair moved out of the spool");
+        assertEquals(List.of(), files(spool.resolve("failed")), "none failed");
+        assertEquals(2 * names.size(), files(spool.resolve("done")).size());
+        Map<String, List<DumpAssembler.Dump>> landed = DumpAssembler.assemble(TopicReader.readAll(
+                kafka.bootstrapServers(), topic));
+        assertEquals(names.size(), landed.size());
+        for (String name : names) {
+            DumpManifest m = ManifestParser.parseJson(Files.readAllBytes(Vectors.manifest(name)));
+            List<DumpAssembler.Dump> copies = landed.get(Manifests.dumpId(m));
+            assertEquals(1, copies.size(), name + " published once");
+            assertArrayEquals(Files.readAllBytes(Vectors.buffer(name)), copies.get(0).buffer(), name + ": buffer");
+            // the publisher chunks at its own size and lists the CRCs of its chunks; the plan is the rank's
+            assertEquals(m.getRecords(), copies.get(0).manifest().getRecords(), name + ": records");
+            assertEquals(DumpBuilder.chunkCrc32c(ByteBuffer.wrap(copies.get(0).buffer()),
+                    copies.get(0).manifest().getChunkBytes()), copies.get(0).manifest().getChunkCrc32c(), name + ": CRCs");
+        }
     }
 }
