@@ -30,6 +30,6 @@ final class BudgetRollingPolicy<T> extends CheckpointRollingPolicy<Routed<T>, St
 
     @Override
     public boolean shouldRollOnProcessingTime(PartFileInfo<String> part, long now) throws IOException {
-        return budget.total() > budget.limitBytes / 2 && now - part.getLastUpdateTime() >= IDLE_MILLIS;
+        return budget.total() > budget.limitBytes() / 2 && now - part.getLastUpdateTime() >= IDLE_MILLIS;
     }
 }

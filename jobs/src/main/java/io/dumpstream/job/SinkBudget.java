@@ -16,12 +16,26 @@ final class SinkBudget implements Serializable {
     /** What an open part costs beyond its buffered rows (column writers without dictionaries, measured about 0.2 MiB). */
     static final long PART_OVERHEAD = 256 << 10;
 
-    final long limitBytes;
+    /** Smallest limit chosen when the limit follows the heap. */
+    static final long MIN_AUTO_LIMIT = 32L << 20;
+
+    /** The configured limit; 0 means an eighth of the heap of the JVM the subtask runs in. */
+    final long configuredBytes;
+    private transient long limit;
     private transient Map<String, Long> perPart;
     private transient long total;
 
-    SinkBudget(long limitBytes) {
-        this.limitBytes = limitBytes;
+    SinkBudget(long configuredBytes) {
+        this.configuredBytes = configuredBytes;
+    }
+
+    /** The limit in bytes, decided where the subtask runs. */
+    long limitBytes() {
+        if (limit == 0) {
+            limit = configuredBytes > 0 ? configuredBytes
+                    : Math.max(MIN_AUTO_LIMIT, Runtime.getRuntime().maxMemory() / 8);
+        }
+        return limit;
     }
 
     private Map<String, Long> parts() {
@@ -59,6 +73,6 @@ final class SinkBudget implements Serializable {
     }
 
     boolean over() {
-        return total > limitBytes;
+        return total > limitBytes();
     }
 }

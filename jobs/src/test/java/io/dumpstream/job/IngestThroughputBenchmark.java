@@ -51,7 +51,11 @@ class IngestThroughputBenchmark {
 
     @Test
     void ingestThroughputAndLatency() throws Exception {
-        List<Shape> shapes = List.of(new Shape("1 MiB", 16, 48 << 10), new Shape("64 MiB", 16, 4L << 20));
+        List<Shape> shapes = new ArrayList<>(List.of(new Shape("1 MiB", 16, 48 << 10), new Shape("64 MiB", 16, 4L << 20)));
+        String only = System.getProperty("bench.shapes"); // e.g. "1 MiB"
+        if (only != null) {
+            shapes.removeIf(x -> !java.util.Arrays.asList(only.split(",")).contains(x.name()));
+        }
         List<String> report = new ArrayList<>();
         try (LocalKafka kafka = LocalKafka.startEphemeral()) {
             for (Shape shape : shapes) {
@@ -227,6 +231,7 @@ class IngestThroughputBenchmark {
         c.checkpointInterval = interval;
         c.parallelism = 2;
         c.resume = false;
+        c.sinkBufferBytes = Long.getLong("bench.sinkBufferBytes", c.sinkBufferBytes);
         return c.validate();
     }
 
