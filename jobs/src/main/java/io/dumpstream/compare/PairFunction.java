@@ -3,13 +3,19 @@ package io.dumpstream.compare;
 import io.dumpstream.manifest.AvroTrust;
 import io.dumpstream.schema.FirstDivergence;
 
+import org.apache.flink.api.common.accumulators.LongMaximum;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.streaming.api.functions.windowing.ProcessWindowFunction;
 import org.apache.flink.streaming.api.windowing.windows.GlobalWindow;
 import org.apache.flink.util.Collector;
 
-/** All sides of one key (a global window that fires at the end of input) to its result rows. */
+/**
+ * All sides of one key (a global window that fires at the end of input) to its result rows. Records the
+ * wall-clock milliseconds of the last result emitted in the accumulator {@link #LAST_RESULT_MILLIS}.
+ */
 public final class PairFunction extends ProcessWindowFunction<Operand, FirstDivergence, String, GlobalWindow> {
+    /** Accumulator (maximum over subtasks): epoch milliseconds when the last pair's result rows were emitted. */
+    public static final String LAST_RESULT_MILLIS = "dumpstream.compare.lastResultMillis";
     private static final long serialVersionUID = 1L;
     private final String baseline;
     private final String candidate;
@@ -17,6 +23,7 @@ public final class PairFunction extends ProcessWindowFunction<Operand, FirstDive
     private transient PairRows rows;
     private transient Counter pairs;
     private transient Counter bytes;
+    private transient LongMaximum lastResult;
 
     public PairFunction(String baseline, String candidate, Tolerances tolerances) {
         this.baseline = baseline;
@@ -30,6 +37,8 @@ public final class PairFunction extends ProcessWindowFunction<Operand, FirstDive
         rows = new PairRows(baseline, candidate, tolerances);
         pairs = getRuntimeContext().getMetricGroup().addGroup("dumpstream").counter("pairsCompared");
         bytes = getRuntimeContext().getMetricGroup().addGroup("dumpstream").counter("payloadBytesCompared");
+        lastResult = new LongMaximum();
+        getRuntimeContext().addAccumulator(LAST_RESULT_MILLIS, lastResult);
     }
 
     @Override
@@ -41,5 +50,6 @@ public final class PairFunction extends ProcessWindowFunction<Operand, FirstDive
             pairs.inc();
             out.collect(r);
         }
+        lastResult.add(System.currentTimeMillis());
     }
 }

@@ -4,6 +4,7 @@ import io.dumpstream.cli.Main;
 import io.dumpstream.format.DumpBuilder;
 import io.dumpstream.manifest.ManifestParser;
 
+import org.apache.flink.api.common.JobExecutionResult;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
@@ -35,7 +36,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  */
 @Tag("benchmark")
 class CompareThroughputBenchmark {
-    static final int RECORDS = Integer.getInteger("bench.records", 8);
+    /** Records per run, spread over {@link #RANKS} ranks; 32 x 16 MiB = 512 MiB per run, 1 GiB compared. */
+    static final int RECORDS = Integer.getInteger("bench.records", 32);
+    static final int RANKS = Integer.getInteger("bench.ranks", 4);
     static final int RECORD_BYTES = Integer.getInteger("bench.recordMiB", 16) << 20;
     static final int ROUNDS = Integer.getInteger("bench.rounds", 3);
 
@@ -47,10 +50,10 @@ class CompareThroughputBenchmark {
         Path spool = Files.createDirectories(tmp.resolve("spool"));
         Random rnd = new Random(7);
         int n = RECORD_BYTES / 4;
-        for (int rank = 0; rank < 2; rank++) {
+        for (int rank = 0; rank < RANKS; rank++) {
             DumpBuilder a = new DumpBuilder("A", rank, 1).chunkBytes(8 << 20);
             DumpBuilder b = new DumpBuilder("B", rank, 1).chunkBytes(8 << 20);
-            for (int r = 0; r < RECORDS / 2; r++) {
+            for (int r = 0; r < RECORDS / RANKS; r++) {
                 ByteBuffer x = ByteBuffer.allocate(RECORD_BYTES).order(ByteOrder.LITTLE_ENDIAN);
                 ByteBuffer y = ByteBuffer.allocate(RECORD_BYTES).order(ByteOrder.LITTLE_ENDIAN);
                 for (int i = 0; i < n; i++) {
@@ -71,7 +74,7 @@ class CompareThroughputBenchmark {
         Path root = tmp.resolve("root");
         assertEquals(0, Main.run(new String[]{"decode", "--dir", spool.toString(), "--out", root.toString()},
                 new PrintStream(new ByteArrayOutputStream()), System.err));
-        long payload = 2L * RECORDS * RECORD_BYTES; // baseline + candidate bytes compared
+        long payload = 2L * (RECORDS / RANKS) * RANKS * RECORD_BYTES; // baseline + candidate bytes compared
         int parallelism = Runtime.getRuntime().availableProcessors();
 
         // the metric loop alone, one thread, on one record pair of the same kind
@@ -101,7 +104,11 @@ class CompareThroughputBenchmark {
         System.out.printf("metric loop alone (one thread, float32, %d MiB pair): %.3f GB/s%n", RECORD_BYTES >> 20, median(loop));
 
         List<Double> compare = new ArrayList<>();
+        List<Double> compareNet = new ArrayList<>();
+        List<Double> compareInner = new ArrayList<>();
         List<Double> floor = new ArrayList<>();
+        List<Double> floorNet = new ArrayList<>();
+        List<Double> floorInner = new ArrayList<>();
         List<Double> copy = new ArrayList<>();
         byte[] src = new byte[RECORD_BYTES];
         byte[] dst = new byte[RECORD_BYTES];
@@ -111,16 +118,20 @@ class CompareThroughputBenchmark {
             long t0 = System.nanoTime();
             StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(parallelism, CompareJob.configuration(c));
             CompareJob.build(env, c, CompareJob.source(c));
-            env.execute("compare");
+            JobExecutionResult rc = env.execute("compare");
             double tc = (System.nanoTime() - t0) / 1e9;
+            double tcNet = rc.getNetRuntime() / 1e3;
+            double tcIn = inner(rc, PairFunction.LAST_RESULT_MILLIS);
 
             long t1 = System.nanoTime();
             StreamExecutionEnvironment env2 = StreamExecutionEnvironment.createLocalEnvironment(parallelism, CompareJob.configuration(c));
             env2.fromSource(CompareJob.source(c), WatermarkStrategy.noWatermarks(), "snapshots")
                     .flatMap(new ToOperands("A", "B", c.keys())).returns(Operand.class)
                     .sinkTo(new DiscardingSink<>());
-            env2.execute("read floor");
+            JobExecutionResult rf = env2.execute("read floor");
             double tf = (System.nanoTime() - t1) / 1e9;
+            double tfNet = rf.getNetRuntime() / 1e3;
+            double tfIn = inner(rf, ToOperands.LAST_READ_MILLIS);
 
             long t2 = System.nanoTime();
             for (long done = 0; done < payload; done += RECORD_BYTES) {
@@ -129,18 +140,40 @@ class CompareThroughputBenchmark {
             double ta = (System.nanoTime() - t2) / 1e9;
             if (round > 0) {
                 compare.add(payload / tc / 1e9);
+                compareNet.add(payload / tcNet / 1e9);
+                compareInner.add(payload / tcIn / 1e9);
                 floor.add(payload / tf / 1e9);
+                floorNet.add(payload / tfNet / 1e9);
+                floorInner.add(payload / tfIn / 1e9);
                 copy.add(payload / ta / 1e9);
             }
-            System.out.printf("round %d: compare %.2f s, read floor %.2f s, arraycopy %.3f s%n", round, tc, tf, ta);
+            System.out.printf("round %d: compare %.2f s (job %.2f s, first read to last result %.2f s), read floor %.2f s"
+                    + " (job %.2f s, first to last read %.2f s), arraycopy %.3f s%n", round, tc, tcNet, tcIn, tf, tfNet, tfIn, ta);
         }
         double mc = median(compare);
         double mf = median(floor);
         double ma = median(copy);
-        System.out.printf("compare benchmark: %d x %d MiB float32 per run, parallelism %d, %d rounds%n", RECORDS,
-                RECORD_BYTES >> 20, parallelism, ROUNDS);
+        System.out.printf("compare benchmark: %d x %d MiB float32 per run over %d ranks (%.2f GiB compared), parallelism %d,"
+                + " %d rounds%n", (RECORDS / RANKS) * RANKS, RECORD_BYTES >> 20, RANKS, payload / (double) (1L << 30), parallelism,
+                ROUNDS);
+        System.out.printf("wall incl. MiniCluster start: compare GB/s %.3f | read-floor GB/s %.3f | compare/floor %.2f%n", mc, mf, mc / mf);
+        double mcn = median(compareNet);
+        double mfn = median(floorNet);
+        System.out.printf("job net runtime (no MiniCluster start): compare GB/s %.3f | read-floor GB/s %.3f | compare/floor %.2f%n",
+                mcn, mfn, mcn / mfn);
+        double mci = median(compareInner);
+        double mfi = median(floorInner);
+        System.out.printf("first read to last result/read: compare GB/s %.3f | read-floor GB/s %.3f | compare/floor %.2f%n",
+                mci, mfi, mci / mfi);
         System.out.printf("compare GB/s %.3f | read-floor GB/s %.3f | arraycopy GB/s %.2f | compare/floor %.2f | compare/arraycopy %.4f%n",
                 mc, mf, ma, mc / mf, mc / ma);
+    }
+
+    /** Seconds from the first snapshot row read to the given end accumulator (epoch ms). */
+    static double inner(JobExecutionResult r, String end) {
+        Long first = r.getAccumulatorResult(ToOperands.FIRST_READ_MILLIS);
+        Long last = r.getAccumulatorResult(end);
+        return (last - first) / 1e3;
     }
 
     static double median(List<Double> v) {
