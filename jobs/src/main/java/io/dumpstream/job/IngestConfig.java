@@ -42,8 +42,8 @@ public final class IngestConfig implements Serializable {
                     + ", at most an eighth of the TaskManager heap)",
             "  --reject-payload-cap N       payload bytes kept with a reject (default " + DumpAssembly.DEFAULT_REJECT_PAYLOAD_CAP + ")",
             "  --row-group-bytes N          Parquet row group size (default 4 MiB): bounds the buffer of one open file",
-            "  --sink-buffer-bytes N        memory of the open files of one sink subtask (default: an eighth of the",
-            "                               TaskManager heap, at least 32 MiB; about 0.25 MiB per open file): past it,",
+            "  --sink-buffer-bytes N        memory of the open files of one sink subtask (default 128 MiB; 0: an eighth",
+            "                               of the TaskManager heap, at least 32 MiB; about 0.25 MiB per open file): past it,",
             "                               files roll (close and flush) before the checkpoint",
             "  --state-backend hashmap|rocksdb  (default hashmap)",
             "  --restart-attempts N         restarts before the job fails (default: unbounded, exponential delay)",
@@ -69,7 +69,7 @@ public final class IngestConfig implements Serializable {
     public int rejectPayloadCap = DumpAssembly.DEFAULT_REJECT_PAYLOAD_CAP;
     public long rowGroupBytes = 4L << 20;
     /** 0: an eighth of the TaskManager heap (at least 32 MiB), decided where the sink runs. */
-    public long sinkBufferBytes = 0;
+    public long sinkBufferBytes = 128L << 20;
     public String stateBackend = "hashmap";
     public int restartAttempts = -1;
     public boolean resume = true;

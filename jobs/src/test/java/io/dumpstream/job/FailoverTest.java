@@ -107,7 +107,7 @@ class FailoverTest {
         Thread publisher;
         String savepoint;
         try (LocalIngest first = LocalIngest.start(c, new Configuration())) {
-            publisher = t.publish(0, 25, 8.0);
+            publisher = t.publish(0, 25, 2.5); // about 10 s of publishing: the stop comes while it goes on
             await(() -> landed(c) >= 6, first.client(), Duration.ofSeconds(120), "6 dumps landed");
             savepoint = first.stop(Duration.ofSeconds(120));
         }
