@@ -76,12 +76,7 @@ class IngestStreamTest {
         int dumps = nRanks * launches;
         try (JobRun run = JobRun.start(JobRun.config(kafka.bootstrapServers(), topic, dir))) {
             run.awaitDumps(dumps, Duration.ofSeconds(180));
-            // snapshot rows may commit a checkpoint after their dump's outcome row
-            long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
-            while (io.dumpstream.testing.Traffic.landedRecords(run.out) < sent.size() && System.nanoTime() < deadline) {
-                Thread.sleep(500);
-            }
-            Thread.sleep(3000);
+            io.dumpstream.testing.Traffic.awaitRecords(run.out, sent.size());
             List<String> landed = new ArrayList<>();
             for (Map<String, Object> r : DuckDb.query("SELECT run || '/' || rank || '/' || launch_id || '#' || record_index"
                     + " AS k FROM read_parquet(" + DuckDb.glob(run.out, "snapshots/**/*.parquet")

@@ -110,6 +110,19 @@ public final class Traffic {
         }
     }
 
+    /**
+     * Waits (up to two minutes) until the snapshots table under {@code out} has {@code n} rows, then
+     * three seconds more for anything doubled: a dump's outcome row and its snapshot rows may commit
+     * with different checkpoints.
+     */
+    public static void awaitRecords(Path out, long n) throws InterruptedException {
+        long deadline = System.nanoTime() + java.time.Duration.ofSeconds(120).toNanos();
+        while (landedRecords(out) < n && System.nanoTime() < deadline) {
+            Thread.sleep(500);
+        }
+        Thread.sleep(3000);
+    }
+
     /** Rows in the snapshots table under {@code out} (0 before any file). */
     public static long landedRecords(Path out) {
         try {
@@ -122,13 +135,7 @@ public final class Traffic {
 
     /** Asserts that every record and dump sent landed exactly once (all dumps COMPLETE) and prints the tally. */
     public void assertExactlyOnce(String label, Path out) throws Exception {
-        // a dump's outcome row and its snapshot rows may commit with different checkpoints: wait for the
-        // count to reach what was sent (a slow machine), then a little longer for anything doubled
-        long deadline = System.nanoTime() + java.time.Duration.ofSeconds(120).toNanos();
-        while (landedRecords(out) < records.size() && System.nanoTime() < deadline) {
-            Thread.sleep(500);
-        }
-        Thread.sleep(3000);
+        awaitRecords(out, records.size());
         List<String> landed = new ArrayList<>();
         for (Map<String, Object> r : DuckDb.query("SELECT run || '/' || rank || '/' || launch_id || '#' || record_index"
                 + " AS k FROM read_parquet(" + DuckDb.glob(out, "snapshots/**/*.parquet")
