@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.dumpstream.job.IngestConfig;
 import io.dumpstream.job.LocalIngest;
 import io.dumpstream.local.LocalKafka;
+import io.dumpstream.testing.ChildProcesses;
 import io.dumpstream.table.DuckDb;
 import io.dumpstream.testing.Traffic;
 
@@ -456,7 +457,7 @@ class AuthenticatedKafkaTest {
             Path se = Path.of(base + ".err");
             ProcessBuilder pb = new ProcessBuilder(cmd).redirectOutput(so.toFile()).redirectError(se.toFile());
             pb.environment().putAll(env);
-            return new Child(pb.start(), so, se);
+            return new Child(ChildProcesses.track(pb.start()), so, se);
         }
 
         void awaitOutput(String text, Duration timeout) throws Exception {

@@ -43,37 +43,40 @@ class IngestCommandTest {
                 "--checkpoint-interval", "1s", "--parallelism", "2");
 
         // 1. the first process runs while ranks publish at a steady rate; SIGKILL once some dumps landed
-        IngestProc p1 = IngestProc.start(JVM, args, dir.resolve("p1"));
         Thread publisher = traffic.publish(0, 30, 6.0);
-        awaitLanded(out, 8, p1);
-        p1.process().destroyForcibly();
-        assertTrue(p1.process().waitFor(30, TimeUnit.SECONDS));
+        try (IngestProc p1 = IngestProc.start(JVM, args, dir.resolve("p1"))) {
+            awaitLanded(out, 8, p1);
+            p1.process().destroyForcibly();
+            assertTrue(p1.process().waitFor(30, TimeUnit.SECONDS));
+        }
         long atKill = Traffic.landedDumps(out);
         System.out.printf("SIGKILL with %d of 60 dumps landed, publishing still under way: %s%n", atKill,
                 publisher.isAlive());
 
         // 2. the same arguments again: it resumes from the newest retained checkpoint by itself
-        IngestProc p2 = IngestProc.start(JVM, args, dir.resolve("p2"));
-        assertTrue(p2.stdout().contains("resumed from") && p2.stdout().contains("/chk-"), p2.stdout());
-        traffic.join(publisher, 120_000);
-        assertEquals(RANKS * 30, traffic.dumpsSent());
-        awaitLanded(out, RANKS * 30, p2);
+        try (IngestProc p2 = IngestProc.start(JVM, args, dir.resolve("p2"))) {
+            assertTrue(p2.stdout().contains("resumed from") && p2.stdout().contains("/chk-"), p2.stdout());
+            traffic.join(publisher, 120_000);
+            assertEquals(RANKS * 30, traffic.dumpsSent());
+            awaitLanded(out, RANKS * 30, p2);
 
-        // 3. SIGTERM: a savepoint, exit status 0
-        p2.process().destroy();
-        assertTrue(p2.process().waitFor(150, TimeUnit.SECONDS), "SIGTERM ends the process");
-        assertEquals(0, p2.process().exitValue(), p2.stdout() + p2.stderr());
-        assertTrue(p2.stdout().contains("stopped with savepoint"), p2.stdout());
+            // 3. SIGTERM: a savepoint, exit status 0
+            p2.process().destroy();
+            assertTrue(p2.process().waitFor(150, TimeUnit.SECONDS), "SIGTERM ends the process");
+            assertEquals(0, p2.process().exitValue(), p2.stdout() + p2.stderr());
+            assertTrue(p2.stdout().contains("stopped with savepoint"), p2.stdout());
+        }
 
         // 4. more dumps while nothing runs; the next start resumes from that savepoint
         traffic.join(traffic.publish(30, 5, 0), 60_000);
-        IngestProc p3 = IngestProc.start(JVM, args, dir.resolve("p3"));
-        assertTrue(p3.stdout().contains("resumed from") && p3.stdout().contains("/savepoint-"), p3.stdout());
-        awaitLanded(out, RANKS * 35, p3);
-        Thread.sleep(2500); // two more checkpoints: anything doubled would have landed by now
-        p3.process().destroy();
-        assertTrue(p3.process().waitFor(150, TimeUnit.SECONDS));
-        assertEquals(0, p3.process().exitValue(), p3.stderr());
+        try (IngestProc p3 = IngestProc.start(JVM, args, dir.resolve("p3"))) {
+            assertTrue(p3.stdout().contains("resumed from") && p3.stdout().contains("/savepoint-"), p3.stdout());
+            awaitLanded(out, RANKS * 35, p3);
+            Thread.sleep(2500); // two more checkpoints: anything doubled would have landed by now
+            p3.process().destroy();
+            assertTrue(p3.process().waitFor(150, TimeUnit.SECONDS));
+            assertEquals(0, p3.process().exitValue(), p3.stderr());
+        }
 
         traffic.assertExactlyOnce("ingest SIGKILL/SIGTERM", out);
     }

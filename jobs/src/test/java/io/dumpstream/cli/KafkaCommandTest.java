@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import io.dumpstream.manifest.ManifestParser;
 import io.dumpstream.publish.DumpPublisher;
 import io.dumpstream.publish.PublisherConfig;
+import io.dumpstream.testing.ChildProcesses;
 import io.dumpstream.testing.DumpAssembler;
 import io.dumpstream.testing.TopicReader;
 import io.dumpstream.testing.Vectors;
@@ -48,10 +49,10 @@ class KafkaCommandTest {
     }
 
     private static Process startBroker(int port, Path dir, Path out) throws Exception {
-        Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx512m",
+        Process p = ChildProcesses.track(new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx512m",
                 "-cp", System.getProperty("java.class.path"), "io.dumpstream.cli.Main", "kafka", "--port",
                 Integer.toString(port), "--dir", dir.toString(), "--partitions", "3")
-                .redirectError(ProcessBuilder.Redirect.DISCARD).redirectOutput(out.toFile()).start();
+                .redirectError(ProcessBuilder.Redirect.DISCARD).redirectOutput(out.toFile()).start());
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         String line = null;
         while (line == null && p.isAlive() && System.nanoTime() < deadline) {

@@ -9,12 +9,15 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /**
  * {@code java [JVM options] -cp <test class path> io.dumpstream.cli.Main ARGS} as a child process
- * with its output in files, started once it printed its whole "ingest: job ..." line.
+ * with its output in files, started once it printed its whole "ingest: job ..." line. A child still
+ * running when the test ends is killed by {@link #close()} or, if an assertion skipped that, when
+ * the test JVM exits: a failed test never leaves an ingest JVM behind.
  */
-public record IngestProc(Process process, Path stdoutFile, Path stderrFile) {
+public record IngestProc(Process process, Path stdoutFile, Path stderrFile) implements AutoCloseable {
     public static IngestProc start(List<String> jvm, List<String> args, Path base) throws Exception {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
         cmd.addAll(jvm);
@@ -22,7 +25,8 @@ public record IngestProc(Process process, Path stdoutFile, Path stderrFile) {
         cmd.addAll(args);
         Path so = Path.of(base + ".out");
         Path se = Path.of(base + ".err");
-        Process p = new ProcessBuilder(cmd).redirectOutput(so.toFile()).redirectError(se.toFile()).start();
+        Process p = ChildProcesses.track(new ProcessBuilder(cmd).redirectOutput(so.toFile()).redirectError(se.toFile())
+                .start());
         IngestProc proc = new IngestProc(p, so, se);
         long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
         while (!proc.stdout().matches("(?s).*ingest: job [^\\n]*\\n.*")) { // the whole line
@@ -33,6 +37,15 @@ public record IngestProc(Process process, Path stdoutFile, Path stderrFile) {
             Thread.sleep(100);
         }
         return proc;
+    }
+
+    /** Kills the child if it still runs (a test that stopped it itself finds it gone). */
+    @Override
+    public void close() throws InterruptedException {
+        if (process.isAlive()) {
+            process.destroyForcibly();
+            process.waitFor(30, TimeUnit.SECONDS);
+        }
     }
 
     public String stdout() throws IOException {
