@@ -19,24 +19,29 @@ public final class TensorComparator {
     private final double[] bs = new double[BLOCK];
     private final double[] cs = new double[BLOCK];
 
-    /** Compares the first {@code n} elements of {@code b} and {@code c} (both of {@code dtype}). */
+    /**
+     * Compares the first {@code n} elements of {@code b} and {@code c} (both of {@code dtype}), read
+     * from their payload views ({@link Operand#data} at {@link Operand#dataOffset}).
+     */
     public Metrics compare(Dtype dtype, Operand b, Operand c, long n, Tolerance tol) {
         int es = dtype.elementSize();
         long bytes = n * es;
-        if (bytes > b.data.length || bytes > c.data.length) {
+        int bl = b.length();
+        int cl = c.length();
+        if (bytes > bl || bytes > cl) {
             throw new IllegalArgumentException("cannot compare " + n + " " + dtype.torchName() + " elements: payloads hold "
-                    + b.data.length + " and " + c.data.length + " bytes");
+                    + bl + " and " + cl + " bytes");
         }
-        boolean whole = n == b.numel && n == c.numel && b.data.length == c.data.length;
-        boolean bitwise = whole
-                ? b.payloadCrc32c == c.payloadCrc32c && Arrays.equals(b.data, c.data)
-                : Arrays.equals(b.data, 0, (int) bytes, c.data, 0, (int) bytes);
+        boolean whole = n == b.numel && n == c.numel && bl == cl;
+        int span = whole ? bl : (int) bytes;
+        boolean bitwise = (!whole || b.payloadCrc32c == c.payloadCrc32c)
+                && Arrays.equals(b.data, b.dataOffset, b.dataOffset + span, c.data, c.dataOffset, c.dataOffset + span);
         if (bitwise && whole) {
             return identical(b, n);
         }
         Metrics m = Elements.isInteger(dtype) && tol.exact()
-                ? integers(dtype, b.data, c.data, n)
-                : floats(dtype, b.data, c.data, n, tol.rtol(), tol.atol());
+                ? integers(dtype, b.data, b.dataOffset, c.data, c.dataOffset, n)
+                : floats(dtype, b.data, b.dataOffset, c.data, c.dataOffset, n, tol.rtol(), tol.atol());
         return bitwise ? new Metrics(m.compared(), true, m.mismatchCount(), m.firstMismatchIndex(), m.maxAbsErr(), m.maxRelErr(),
                 m.meanAbsErr(), m.rmse(), m.cosineSimilarity()) : m;
     }
@@ -51,17 +56,17 @@ public final class TensorComparator {
         return new Metrics(n, true, 0, null, 0.0, 0.0, 0.0, 0.0, cosine);
     }
 
-    private Metrics integers(Dtype dtype, byte[] b, byte[] c, long n) {
+    private Metrics integers(Dtype dtype, byte[] b, int bo, byte[] c, int co, long n) {
         Acc a = new Acc();
         for (long first = 0; first < n; first += BLOCK) {
             int count = (int) Math.min(BLOCK, n - first);
-            Elements.toDouble(dtype, b, 0, first, count, bs);
-            Elements.toDouble(dtype, c, 0, first, count, cs);
+            Elements.toDouble(dtype, b, bo, first, count, bs);
+            Elements.toDouble(dtype, c, co, first, count, cs);
             for (int i = 0; i < count; i++) {
                 double x = bs[i];
                 double y = cs[i];
                 boolean differ = dtype == Dtype.INT64
-                        ? Elements.rawLong(dtype, b, 0, first + i) != Elements.rawLong(dtype, c, 0, first + i)
+                        ? Elements.rawLong(dtype, b, bo, first + i) != Elements.rawLong(dtype, c, co, first + i)
                         : x != y;
                 if (differ) {
                     a.mismatch(first + i);
@@ -72,12 +77,12 @@ public final class TensorComparator {
         return a.metrics(n, false);
     }
 
-    private Metrics floats(Dtype dtype, byte[] b, byte[] c, long n, double rtol, double atol) {
+    private Metrics floats(Dtype dtype, byte[] b, int bo, byte[] c, int co, long n, double rtol, double atol) {
         Acc a = new Acc();
         for (long first = 0; first < n; first += BLOCK) {
             int count = (int) Math.min(BLOCK, n - first);
-            Elements.toDouble(dtype, b, 0, first, count, bs);
-            Elements.toDouble(dtype, c, 0, first, count, cs);
+            Elements.toDouble(dtype, b, bo, first, count, bs);
+            Elements.toDouble(dtype, c, co, first, count, cs);
             for (int i = 0; i < count; i++) {
                 double x = bs[i];
                 double y = cs[i];

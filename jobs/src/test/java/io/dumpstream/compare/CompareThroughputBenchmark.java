@@ -5,7 +5,7 @@ import io.dumpstream.format.DumpBuilder;
 import io.dumpstream.manifest.ManifestParser;
 
 import org.apache.flink.api.common.JobExecutionResult;
-import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 import org.junit.jupiter.api.Tag;
@@ -121,17 +121,19 @@ class CompareThroughputBenchmark {
             JobExecutionResult rc = env.execute("compare");
             double tc = (System.nanoTime() - t0) / 1e9;
             double tcNet = rc.getNetRuntime() / 1e3;
-            double tcIn = inner(rc, PairFunction.LAST_RESULT_MILLIS);
+            double tcIn = inner(rc, ComparePartitions.LAST_RESULT_MILLIS);
 
             long t1 = System.nanoTime();
             StreamExecutionEnvironment env2 = StreamExecutionEnvironment.createLocalEnvironment(parallelism, CompareJob.configuration(c));
-            env2.fromSource(CompareJob.source(c), WatermarkStrategy.noWatermarks(), "snapshots")
-                    .flatMap(new ToOperands("A", "B", c.keys())).returns(Operand.class)
-                    .sinkTo(new DiscardingSink<>());
+            CompareJob.partitions(env2, CompareJob.source(c))
+                    .flatMap(new ComparePartitions("A", "B", c.keys(), c.tolerances(), true),
+                            TypeInformation.of(io.dumpstream.schema.FirstDivergence.class))
+                    .uid("floor-read").name("read partitions, no compare")
+                    .sinkTo(new DiscardingSink<>()).uid("floor-discard").name("discard");
             JobExecutionResult rf = env2.execute("read floor");
             double tf = (System.nanoTime() - t1) / 1e9;
             double tfNet = rf.getNetRuntime() / 1e3;
-            double tfIn = inner(rf, ToOperands.LAST_READ_MILLIS);
+            double tfIn = inner(rf, ComparePartitions.LAST_READ_MILLIS);
 
             long t2 = System.nanoTime();
             for (long done = 0; done < payload; done += RECORD_BYTES) {
@@ -171,7 +173,7 @@ class CompareThroughputBenchmark {
 
     /** Seconds from the first snapshot row read to the given end accumulator (epoch ms). */
     static double inner(JobExecutionResult r, String end) {
-        Long first = r.getAccumulatorResult(ToOperands.FIRST_READ_MILLIS);
+        Long first = r.getAccumulatorResult(ComparePartitions.FIRST_READ_MILLIS);
         Long last = r.getAccumulatorResult(end);
         return (last - first) / 1e3;
     }
