@@ -77,33 +77,74 @@ public final class TensorComparator {
         return a.metrics(n, false);
     }
 
+    /**
+     * The float path, the hot loop of the job: the accumulators are locals (registers, not fields)
+     * and the relative error skips its division when it cannot raise the maximum. Results are the
+     * same bits as {@link Acc#finitePair} in element order: the sums keep their order, and the skip
+     * is exact: for a double {@code d}, {@code d / ax > maxRel} (rounded) implies {@code d > maxRel * ax}
+     * (real), hence {@code d >= fl(maxRel * ax)} whichever way the product rounds.
+     */
     private Metrics floats(Dtype dtype, byte[] b, int bo, byte[] c, int co, long n, double rtol, double atol) {
-        Acc a = new Acc();
+        long finite = 0;
+        long mismatches = 0;
+        long firstMismatch = -1;
+        double maxAbs = 0;
+        double maxRel = 0;
+        double sumAbs = 0;
+        double sumSq = 0;
+        double dot = 0;
+        double nb = 0;
+        double nc = 0;
+        double[] xs = bs;
+        double[] ys = cs;
         for (long first = 0; first < n; first += BLOCK) {
             int count = (int) Math.min(BLOCK, n - first);
-            Elements.toDouble(dtype, b, bo, first, count, bs);
-            Elements.toDouble(dtype, c, co, first, count, cs);
+            Elements.toDouble(dtype, b, bo, first, count, xs);
+            Elements.toDouble(dtype, c, co, first, count, ys);
             for (int i = 0; i < count; i++) {
-                double x = bs[i];
-                double y = cs[i];
+                double x = xs[i];
+                double y = ys[i];
                 double d = Math.abs(y - x);
+                double ax = Math.abs(x);
                 // a finite difference within the bound: both values are finite (an infinite baseline
                 // makes the bound infinite, so d must be checked for finiteness too)
-                if (d <= atol + rtol * Math.abs(x) && d <= Double.MAX_VALUE) {
-                    a.finitePair(x, y, d);
-                } else {
-                    boolean xf = Math.abs(x) <= Double.MAX_VALUE;
-                    boolean yf = Math.abs(y) <= Double.MAX_VALUE;
-                    if (xf && yf) {
-                        a.mismatch(first + i);
-                        a.finitePair(x, y, d);
-                    } else if (!(x != x && y != y) && !(x == y)) {
-                        a.mismatch(first + i); // NaN vs not NaN, or a differing infinity
+                if (!(d <= atol + rtol * ax && d <= Double.MAX_VALUE)) {
+                    if (ax <= Double.MAX_VALUE && Math.abs(y) <= Double.MAX_VALUE) {
+                        if (mismatches++ == 0) {
+                            firstMismatch = first + i;
+                        }
+                    } else {
+                        if (!(x != x && y != y) && !(x == y)) {
+                            if (mismatches++ == 0) { // NaN vs not NaN, or a differing infinity
+                                firstMismatch = first + i;
+                            }
+                        }
+                        continue; // not a finite pair: no error terms
                     }
                 }
+                finite++;
+                if (d > maxAbs) {
+                    maxAbs = d;
+                }
+                if (d >= maxRel * ax && d > 0) {
+                    double rel = d / ax; // infinity when only the baseline is 0
+                    if (rel > maxRel) {
+                        maxRel = rel;
+                    }
+                }
+                sumAbs += d;
+                sumSq += d * d;
+                dot += x * y;
+                nb += x * x;
+                nc += y * y;
             }
         }
-        return a.metrics(n, false);
+        Long firstIndex = mismatches == 0 ? null : firstMismatch;
+        if (finite == 0) {
+            return new Metrics(n, false, mismatches, firstIndex, null, null, null, null, null);
+        }
+        Double cosine = nb == 0 || nc == 0 ? null : dot / (Math.sqrt(nb) * Math.sqrt(nc));
+        return new Metrics(n, false, mismatches, firstIndex, maxAbs, maxRel, sumAbs / finite, Math.sqrt(sumSq / finite), cosine);
     }
 
     private static final class Acc {

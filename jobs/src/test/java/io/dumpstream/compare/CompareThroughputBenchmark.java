@@ -41,16 +41,20 @@ class CompareThroughputBenchmark {
     static final int RANKS = Integer.getInteger("bench.ranks", 4);
     static final int RECORD_BYTES = Integer.getInteger("bench.recordMiB", 16) << 20;
     static final int ROUNDS = Integer.getInteger("bench.rounds", 3);
+    /** A directory to keep the decoded root in and reuse on the next run (profiling); default: a fresh temporary one. */
+    static final String ROOT = System.getProperty("bench.root");
 
     @TempDir
     Path tmp;
 
     @Test
     void compareVersusReadFloor() throws Exception {
+        Path root = ROOT == null ? tmp.resolve("root") : Path.of(ROOT);
+        boolean reuse = ROOT != null && Files.isDirectory(root.resolve("snapshots"));
         Path spool = Files.createDirectories(tmp.resolve("spool"));
         Random rnd = new Random(7);
         int n = RECORD_BYTES / 4;
-        for (int rank = 0; rank < RANKS; rank++) {
+        for (int rank = 0; rank < (reuse ? 0 : RANKS); rank++) {
             DumpBuilder a = new DumpBuilder("A", rank, 1).chunkBytes(8 << 20);
             DumpBuilder b = new DumpBuilder("B", rank, 1).chunkBytes(8 << 20);
             for (int r = 0; r < RECORDS / RANKS; r++) {
@@ -71,8 +75,7 @@ class CompareThroughputBenchmark {
                 Files.write(spool.resolve(e.getKey() + ".manifest.json"), ManifestParser.toJson(e.getValue().manifest()));
             }
         }
-        Path root = tmp.resolve("root");
-        assertEquals(0, Main.run(new String[]{"decode", "--dir", spool.toString(), "--out", root.toString()},
+        assertEquals(0, reuse ? 0 : Main.run(new String[]{"decode", "--dir", spool.toString(), "--out", root.toString()},
                 new PrintStream(new ByteArrayOutputStream()), System.err));
         long payload = 2L * (RECORDS / RANKS) * RANKS * RECORD_BYTES; // baseline + candidate bytes compared
         int parallelism = Runtime.getRuntime().availableProcessors();
