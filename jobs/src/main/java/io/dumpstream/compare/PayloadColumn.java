@@ -2,7 +2,7 @@ package io.dumpstream.compare;
 
 import org.apache.flink.core.fs.FSDataInputStream;
 import org.apache.flink.formats.parquet.ParquetInputFile;
-import org.apache.parquet.ParquetReadOptions;
+import org.apache.parquet.HadoopReadOptions;
 import org.apache.parquet.column.ColumnDescriptor;
 import org.apache.parquet.format.DataPageHeader;
 import org.apache.parquet.format.DataPageHeaderV2;
@@ -70,8 +70,10 @@ final class PayloadColumn implements Closeable {
 
     private void index(int maxPageBytes) throws IOException {
         // the footer through parquet-java (it checks the footer length against the file); the
-        // stream is shared, so the reader is not closed here
-        ParquetFileReader footer = new ParquetFileReader(new ParquetInputFile(in, fileLength), ParquetReadOptions.builder().build());
+        // stream is shared, so the reader is not closed here. Options over an empty configuration:
+        // the default one parses core-default.xml for every file
+        ParquetFileReader footer = new ParquetFileReader(new ParquetInputFile(in, fileLength),
+                HadoopReadOptions.builder(new org.apache.hadoop.conf.Configuration(false)).build());
         MessageType schema = footer.getFileMetaData().getSchema();
         if (!schema.containsPath(new String[]{COLUMN})) {
             throw new IOException(file + ": no column '" + COLUMN + "' (the snapshot payload)");

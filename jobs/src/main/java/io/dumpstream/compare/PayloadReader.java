@@ -1,8 +1,11 @@
 package io.dumpstream.compare;
 
+import org.apache.flink.core.fs.ByteBufferReadable;
+
 import java.io.Closeable;
 import java.io.EOFException;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 
 /**
  * Reads single payloads of the {@code data} column: the page holding a row is read and decompressed
@@ -103,6 +106,17 @@ final class PayloadReader implements Closeable {
     }
 
     private static void readFully(PayloadColumn c, byte[] b, int off, int len, String where) throws IOException {
+        if (c.in instanceof ByteBufferReadable r) {
+            // local files: through the file channel, which reuses one cached direct buffer per thread;
+            // FileInputStream.read mallocs (and page-faults in) a fresh native buffer of len per call
+            ByteBuffer bb = ByteBuffer.wrap(b, off, len);
+            while (bb.hasRemaining()) {
+                if (r.read(bb) < 0) {
+                    throw new EOFException(where + ": the file ends " + bb.remaining() + " bytes before the page does");
+                }
+            }
+            return;
+        }
         int done = 0;
         while (done < len) {
             int n = c.in.read(b, off + done, len - done);

@@ -10,6 +10,7 @@ import org.apache.flink.formats.parquet.ParquetInputFile;
 import org.apache.parquet.avro.AvroParquetReader;
 import org.apache.parquet.avro.AvroReadSupport;
 import org.apache.parquet.avro.AvroWriteSupport;
+import org.apache.parquet.conf.HadoopParquetConfiguration;
 import org.apache.parquet.hadoop.ParquetReader;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -55,9 +56,10 @@ final class SnapshotRows {
         // the projection is converted to a Parquet schema: it must use the three-level list layout
         // the writers use (ParquetWriters), or shape would match no column and read as null
         conf.setBoolean(AvroWriteSupport.WRITE_OLD_LIST_STRUCTURE, false);
-        try (ParquetReader<GenericRecord> reader = AvroParquetReader.<GenericRecord>builder(new ParquetInputFile(in, length))
+        // an explicit configuration: the builder's default one parses core-default.xml for every file
+        try (ParquetReader<GenericRecord> reader = AvroParquetReader.<GenericRecord>builder(new ParquetInputFile(in, length),
+                        new HadoopParquetConfiguration(conf))
                 .withDataModel(GenericData.get())
-                .withConf(conf)
                 .build()) {
             long row = 0;
             for (GenericRecord r = reader.read(); r != null; r = reader.read(), row++) {

@@ -3,6 +3,9 @@ package io.dumpstream.compare;
 import io.dumpstream.decode.Elements;
 import io.dumpstream.format.Dtype;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.util.Arrays;
 
 /**
@@ -16,6 +19,7 @@ import java.util.Arrays;
  */
 public final class TensorComparator {
     static final int BLOCK = 4096;
+    private static final VarHandle F32 = MethodHandles.byteArrayViewVarHandle(float[].class, ByteOrder.LITTLE_ENDIAN);
     private final double[] bs = new double[BLOCK];
     private final double[] cs = new double[BLOCK];
 
@@ -97,13 +101,20 @@ public final class TensorComparator {
         double nc = 0;
         double[] xs = bs;
         double[] ys = cs;
+        // float32 is read in place (no staging block); the condition is loop-invariant, so the JIT
+        // compiles the loop twice (unswitching) rather than testing it per element
+        boolean f32 = dtype == Dtype.FLOAT32;
         for (long first = 0; first < n; first += BLOCK) {
             int count = (int) Math.min(BLOCK, n - first);
-            Elements.toDouble(dtype, b, bo, first, count, xs);
-            Elements.toDouble(dtype, c, co, first, count, ys);
+            int bp = (int) (bo + 4 * first);
+            int cp = (int) (co + 4 * first);
+            if (!f32) {
+                Elements.toDouble(dtype, b, bo, first, count, xs);
+                Elements.toDouble(dtype, c, co, first, count, ys);
+            }
             for (int i = 0; i < count; i++) {
-                double x = xs[i];
-                double y = ys[i];
+                double x = f32 ? (float) F32.get(b, bp + 4 * i) : xs[i];
+                double y = f32 ? (float) F32.get(c, cp + 4 * i) : ys[i];
                 double d = Math.abs(y - x);
                 double ax = Math.abs(x);
                 // a finite difference within the bound: both values are finite (an infinite baseline
