@@ -3,6 +3,7 @@ package io.dumpstream.compare;
 import io.dumpstream.manifest.AvroTrust;
 import io.dumpstream.schema.FirstDivergence;
 
+import org.apache.flink.api.common.accumulators.LongCounter;
 import org.apache.flink.api.common.accumulators.LongMaximum;
 import org.apache.flink.api.common.accumulators.LongMinimum;
 import org.apache.flink.api.common.functions.OpenContext;
@@ -11,6 +12,8 @@ import org.apache.flink.metrics.Counter;
 import org.apache.flink.util.Collector;
 
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 
 /**
  * The operator that reads and compares each {@link Partition} it receives ({@link PartitionComparer}),
@@ -19,7 +22,8 @@ import java.io.IOException;
  *
  * <p>Accumulators: {@link #FIRST_READ_MILLIS} and {@link #LAST_READ_MILLIS} (wall clock when the
  * first partition started and when the last payload was read) and {@link #LAST_RESULT_MILLIS} (of
- * the last result row), so the job's time can be told apart from its start cost.
+ * the last result row), so the job's time can be told apart from its start cost, and
+ * {@link #CPU_NANOS} (CPU time spent in partitions), its cost on a machine shared with other work.
  */
 public final class ComparePartitions extends RichFlatMapFunction<Partition, FirstDivergence> {
     /** Accumulator (minimum over subtasks): epoch milliseconds when the first partition started being read. */
@@ -28,7 +32,10 @@ public final class ComparePartitions extends RichFlatMapFunction<Partition, Firs
     public static final String LAST_READ_MILLIS = "dumpstream.compare.lastReadMillis";
     /** Accumulator (maximum over subtasks): epoch milliseconds when the last pair's result row was emitted. */
     public static final String LAST_RESULT_MILLIS = "dumpstream.compare.lastResultMillis";
+    /** Accumulator (sum over subtasks): CPU nanoseconds the subtasks spent reading and comparing partitions. */
+    public static final String CPU_NANOS = "dumpstream.compare.cpuNanos";
     private static final long serialVersionUID = 1L;
+    private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 
     private final String baseline;
     private final String candidate;
@@ -41,6 +48,7 @@ public final class ComparePartitions extends RichFlatMapFunction<Partition, Firs
     private transient LongMinimum firstRead;
     private transient LongMaximum lastRead;
     private transient LongMaximum lastResult;
+    private transient LongCounter cpu;
 
     public ComparePartitions(String baseline, String candidate, PairKey keys, Tolerances tolerances, boolean readOnly) {
         this.baseline = baseline;
@@ -62,11 +70,14 @@ public final class ComparePartitions extends RichFlatMapFunction<Partition, Firs
         getRuntimeContext().addAccumulator(FIRST_READ_MILLIS, firstRead);
         getRuntimeContext().addAccumulator(LAST_READ_MILLIS, lastRead);
         getRuntimeContext().addAccumulator(LAST_RESULT_MILLIS, lastResult);
+        cpu = new LongCounter();
+        getRuntimeContext().addAccumulator(CPU_NANOS, cpu);
     }
 
     @Override
     public void flatMap(Partition p, Collector<FirstDivergence> out) throws IOException {
         firstRead.add(System.currentTimeMillis());
+        long cpu0 = THREADS.getCurrentThreadCpuTime();
         long before = comparer.bytesCompared;
         comparer.compare(p, r -> {
             out.collect(r);
@@ -79,6 +90,8 @@ public final class ComparePartitions extends RichFlatMapFunction<Partition, Firs
         if (!readOnly) {
             lastResult.add(System.currentTimeMillis());
         }
+        // the emitted rows' downstream work runs chained in this thread too (the sink's serialization)
+        cpu.add(THREADS.getCurrentThreadCpuTime() - cpu0);
     }
 
     @Override

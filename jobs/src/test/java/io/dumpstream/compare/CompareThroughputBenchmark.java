@@ -28,7 +28,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
  * Compare throughput in GB/s of compared payload (both sides), beside the same job reading the same
- * Parquet files and discarding the rows (the I/O floor) and a {@code System.arraycopy} of the same
+ * Parquet files through the same source and reader (every payload decompressed, nothing compared or
+ * emitted: the I/O floor) and a {@code System.arraycopy} of the same
  * bytes, medians of timed rounds in one run. float32 payloads, candidate = baseline + small noise, so
  * every element goes through the metric loop (no bitwise short-circuit).
  *
@@ -40,7 +41,7 @@ class CompareThroughputBenchmark {
     static final int RECORDS = Integer.getInteger("bench.records", 32);
     static final int RANKS = Integer.getInteger("bench.ranks", 4);
     static final int RECORD_BYTES = Integer.getInteger("bench.recordMiB", 16) << 20;
-    static final int ROUNDS = Integer.getInteger("bench.rounds", 3);
+    static final int ROUNDS = Integer.getInteger("bench.rounds", 5);
     /** A directory to keep the decoded root in and reuse on the next run (profiling); default: a fresh temporary one. */
     static final String ROOT = System.getProperty("bench.root");
 
@@ -113,19 +114,34 @@ class CompareThroughputBenchmark {
         List<Double> floorNet = new ArrayList<>();
         List<Double> floorInner = new ArrayList<>();
         List<Double> copy = new ArrayList<>();
+        List<Double> compareCpu = new ArrayList<>();
+        List<Double> floorCpu = new ArrayList<>();
+        List<Double> compareOpCpu = new ArrayList<>();
+        List<Double> floorOpCpu = new ArrayList<>();
+        double loadBefore = os().getSystemLoadAverage();
+        // -Dbench.jfr=FILE: a JFR profile of the timed rounds (jfr print --events jdk.ExecutionSample FILE)
+        jdk.jfr.Recording jfr = System.getProperty("bench.jfr") == null ? null
+                : new jdk.jfr.Recording(jdk.jfr.Configuration.getConfiguration("profile"));
+        if (jfr != null) {
+            jfr.setDestination(Path.of(System.getProperty("bench.jfr")));
+            jfr.start();
+        }
         byte[] src = new byte[RECORD_BYTES];
         byte[] dst = new byte[RECORD_BYTES];
         for (int round = 0; round <= ROUNDS; round++) { // round 0 warms up
             CompareConfig c = new CompareConfig(root.toString(), "A", "B", tmp.resolve("out" + round).toString(), new PairKey(false, false),
                     Tolerances.defaults(), parallelism);
+            long c0 = os().getProcessCpuTime();
             long t0 = System.nanoTime();
             StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(parallelism, CompareJob.configuration(c));
             CompareJob.build(env, c, CompareJob.source(c));
             JobExecutionResult rc = env.execute("compare");
             double tc = (System.nanoTime() - t0) / 1e9;
+            double cc = (os().getProcessCpuTime() - c0) / 1e9;
             double tcNet = rc.getNetRuntime() / 1e3;
             double tcIn = inner(rc, ComparePartitions.LAST_RESULT_MILLIS);
 
+            long c1 = os().getProcessCpuTime();
             long t1 = System.nanoTime();
             StreamExecutionEnvironment env2 = StreamExecutionEnvironment.createLocalEnvironment(parallelism, CompareJob.configuration(c));
             CompareJob.partitions(env2, CompareJob.source(c))
@@ -135,6 +151,7 @@ class CompareThroughputBenchmark {
                     .sinkTo(new DiscardingSink<>()).uid("floor-discard").name("discard");
             JobExecutionResult rf = env2.execute("read floor");
             double tf = (System.nanoTime() - t1) / 1e9;
+            double cf = (os().getProcessCpuTime() - c1) / 1e9;
             double tfNet = rf.getNetRuntime() / 1e3;
             double tfIn = inner(rf, ComparePartitions.LAST_READ_MILLIS);
 
@@ -151,9 +168,18 @@ class CompareThroughputBenchmark {
                 floorNet.add(payload / tfNet / 1e9);
                 floorInner.add(payload / tfIn / 1e9);
                 copy.add(payload / ta / 1e9);
+                compareCpu.add(payload / cc / 1e9);
+                floorCpu.add(payload / cf / 1e9);
+                compareOpCpu.add(payload / cpuSeconds(rc) / 1e9);
+                floorOpCpu.add(payload / cpuSeconds(rf) / 1e9);
             }
-            System.out.printf("round %d: compare %.2f s (job %.2f s, first read to last result %.2f s), read floor %.2f s"
-                    + " (job %.2f s, first to last read %.2f s), arraycopy %.3f s%n", round, tc, tcNet, tcIn, tf, tfNet, tfIn, ta);
+            System.out.printf("round %d: compare %.2f s (job %.2f s, first read to last result %.2f s; CPU %.2f s, in partitions %.2f s),"
+                    + " read floor %.2f s (job %.2f s, first to last read %.2f s; CPU %.2f s, in partitions %.2f s), arraycopy %.3f s%n",
+                    round, tc, tcNet, tcIn, cc, cpuSeconds(rc), tf, tfNet, tfIn, cf, cpuSeconds(rf), ta);
+        }
+        if (jfr != null) {
+            jfr.stop();
+            jfr.close();
         }
         double mc = median(compare);
         double mf = median(floor);
@@ -170,11 +196,32 @@ class CompareThroughputBenchmark {
         double mfi = median(floorInner);
         System.out.printf("first read to last result/read: compare GB/s %.3f | read-floor GB/s %.3f | compare/floor %.2f%n",
                 mci, mfi, mci / mfi);
+        double mcc = median(compareCpu);
+        double mfc = median(floorCpu);
+        System.out.printf("per CPU-second of the whole JVM (MiniCluster start included; the machine is shared): compare GB %.3f |"
+                + " read-floor GB %.3f | compare/floor %.2f%n", mcc, mfc, mcc / mfc);
+        double mco = median(compareOpCpu);
+        double mfo = median(floorOpCpu);
+        System.out.printf("per CPU-second in partitions (read + compare, the work that scales with cores): compare GB %.3f |"
+                + " read-floor GB %.3f | compare/floor %.2f | on %d otherwise idle cores: compare %.2f GB/s, read floor %.2f GB/s%n",
+                mco, mfo, mco / mfo, parallelism, parallelism * mco, parallelism * mfo);
+        System.out.printf("load average (1 min) before %.2f, after %.2f, on %d cores%n", loadBefore, os().getSystemLoadAverage(),
+                Runtime.getRuntime().availableProcessors());
         System.out.printf("compare GB/s %.3f | read-floor GB/s %.3f | arraycopy GB/s %.2f | compare/floor %.2f | compare/arraycopy %.4f%n",
                 mc, mf, ma, mc / mf, mc / ma);
     }
 
-    /** Seconds from the first snapshot row read to the given end accumulator (epoch ms). */
+    static com.sun.management.OperatingSystemMXBean os() {
+        return (com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+    }
+
+    /** CPU seconds the subtasks spent in partitions. */
+    static double cpuSeconds(JobExecutionResult r) {
+        Long nanos = r.getAccumulatorResult(ComparePartitions.CPU_NANOS);
+        return nanos / 1e9;
+    }
+
+    /** Seconds from the first partition read to the given end accumulator (epoch ms). */
     static double inner(JobExecutionResult r, String end) {
         Long first = r.getAccumulatorResult(ComparePartitions.FIRST_READ_MILLIS);
         Long last = r.getAccumulatorResult(end);
