@@ -134,7 +134,7 @@ public final class CompareCommand implements Command {
         return 0;
     }
 
-    private static org.apache.flink.connector.file.src.FileSource<io.dumpstream.schema.TensorSnapshot> sourceOrUsage(CompareConfig c)
+    private static io.dumpstream.compare.PartitionSource sourceOrUsage(CompareConfig c)
             throws IOException {
         try {
             return CompareJob.source(c);

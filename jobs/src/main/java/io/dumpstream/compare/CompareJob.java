@@ -5,7 +5,6 @@ import io.dumpstream.manifest.AvroTrust;
 import io.dumpstream.job.Routed;
 import io.dumpstream.schema.FirstDivergence;
 import io.dumpstream.schema.TensorComparison;
-import io.dumpstream.schema.TensorSnapshot;
 import io.dumpstream.table.ParquetWriters;
 
 import org.apache.flink.api.common.RuntimeExecutionMode;
@@ -17,13 +16,11 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.CoreOptions;
 import org.apache.flink.configuration.ExecutionOptions;
 import org.apache.flink.configuration.PipelineOptions;
-import org.apache.flink.connector.file.src.FileSource;
 import org.apache.flink.core.fs.FileSystem;
 import org.apache.flink.core.fs.Path;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
-import org.apache.flink.streaming.api.windowing.assigners.GlobalWindows;
 
 import java.io.IOException;
 import java.net.URI;
@@ -34,10 +31,14 @@ import java.util.List;
  * The comparison job, a Flink BATCH job over the snapshot tables of two runs:
  *
  * <pre>
- * FileSource snapshots/run=A + run=B (Parquet) -> ToOperands -> keyBy(pair key)
- *   -> global window to the end of input -> PairFunction --rows--> FileSink comparisons/baseline=A/candidate=B/rank=r
- *                                                         \-non-PASS-> keyBy(rank) -> EarliestDivergence -> FileSink first_divergence/baseline=A/candidate=B
+ * PartitionSource (one record per snapshots/run=A|B/rank=r/stage=s directory, assigned on request)
+ *   -> ComparePartitions (keys read, paired, payloads read page by page and compared; chained, no shuffle)
+ *      --rows--> FileSink comparisons/baseline=A/candidate=B/rank=r
+ *      \-non-PASS-> keyBy(rank) -> EarliestDivergence -> FileSink first_divergence/baseline=A/candidate=B
  * </pre>
+ *
+ * Pairing keys include rank and stage and the writers derive the partition directory from them, so
+ * every pair lies in one partition and only result rows (no payloads) cross the network.
  */
 public final class CompareJob {
     public static final String NAME = "dumpstream-compare";
@@ -68,9 +69,9 @@ public final class CompareJob {
         return conf;
     }
 
-    /** The Parquet files of both runs' snapshot partitions; a run without snapshots is an error naming it. */
-    public static FileSource<TensorSnapshot> source(CompareConfig c) throws IOException {
-        List<Path> paths = new ArrayList<>();
+    /** The partitions of both runs' snapshot tables; a run without snapshots is an error naming it. */
+    public static PartitionSource source(CompareConfig c) throws IOException {
+        List<String> dirs = new ArrayList<>();
         for (String run : List.of(c.baseline(), c.candidate())) {
             Path dir = new Path(uri(c.root()) + "/" + ComparePaths.snapshotsOf(run));
             FileSystem fs = dir.getFileSystem();
@@ -78,26 +79,18 @@ public final class CompareJob {
                 throw new IllegalArgumentException("--root " + c.root() + " has no snapshots of run '" + run + "' (no directory "
                         + dir + ")");
             }
-            paths.add(dir);
+            dirs.add(dir.toString());
         }
-        return FileSource.forRecordStreamFormat(new SnapshotFormat(),
-                paths.toArray(new Path[0])).build();
+        return new PartitionSource(dirs);
     }
 
-    /** The graph from the given snapshot source to both sinks; returns the result rows (for a report). */
-    public static DataStream<FirstDivergence> build(StreamExecutionEnvironment env, CompareConfig c,
-                                                    FileSource<TensorSnapshot> snapshots) {
+    /** The graph from the given partition source to both sinks; returns the result rows (for a report). */
+    public static DataStream<FirstDivergence> build(StreamExecutionEnvironment env, CompareConfig c, PartitionSource partitions) {
         AvroTrust.ensure();
-        DataStream<Operand> operands = env.fromSource(snapshots, WatermarkStrategy.noWatermarks(), "snapshots")
-                .uid("compare-snapshots")
-                .flatMap(new ToOperands(c.baseline(), c.candidate(), c.keys()))
-                .returns(Operand.class)
-                .uid("compare-operands").name("rows of " + c.baseline() + " and " + c.candidate());
-        SingleOutputStreamOperator<FirstDivergence> results = operands
-                .keyBy(o -> o.key, TypeInformation.of(String.class))
-                .window(GlobalWindows.createWithEndOfStreamTrigger())
-                .process(new PairFunction(c.baseline(), c.candidate(), c.tolerances()), TypeInformation.of(FirstDivergence.class))
-                .uid("compare-pairs").name("compare pairs");
+        SingleOutputStreamOperator<FirstDivergence> results = partitions(env, partitions)
+                .flatMap(new ComparePartitions(c.baseline(), c.candidate(), c.keys(), c.tolerances(), false),
+                        TypeInformation.of(FirstDivergence.class))
+                .uid("compare-pairs").name("read and compare partitions of " + c.baseline() + " and " + c.candidate());
         ParquetWriters.Settings parquet = ParquetWriters.Settings.defaults().withRowGroupBytes(RESULT_ROW_GROUP_BYTES);
         String out = uri(c.out());
         results.map(new ToComparison(c.baseline(), c.candidate()))
@@ -116,6 +109,12 @@ public final class CompareJob {
                 .sinkTo(IngestJob.fileSink(out, FirstDivergence.class, parquet, SINK_BUFFER_BYTES))
                 .uid("compare-sink-first").name("first_divergence");
         return results;
+    }
+
+    /** The partitions as a stream (one record per partition, handed out to the subtasks on request). */
+    public static DataStream<Partition> partitions(StreamExecutionEnvironment env, PartitionSource partitions) {
+        return env.fromSource(partitions, WatermarkStrategy.noWatermarks(), "snapshot partitions")
+                .uid("compare-partitions");
     }
 
     /** A local path as a file URI; a URI as it is. */

@@ -1,12 +1,12 @@
 package io.dumpstream.compare;
 
-import io.dumpstream.schema.TensorSnapshot;
+import org.apache.avro.generic.GenericRecord;
 
-import java.util.List;
+import java.util.Collection;
 
 /**
- * One side of a pair: the snapshot columns the comparison needs, with the raw payload. A Flink
- * POJO (public fields, no-arg constructor) so it travels without Kryo.
+ * One side of a pair: the snapshot columns the comparison needs, where its payload is, and (while
+ * it is compared) a view of the payload. A Flink POJO (public fields, no-arg constructor).
  */
 public class Operand {
     public boolean baseline;
@@ -35,52 +35,73 @@ public class Operand {
     /** L2 norm of the finite elements; null when there is none. */
     public Double l2Norm;
     public long payloadCrc32c;
+    /**
+     * The payload: {@code data[dataOffset, dataOffset + dataLength)}, or all of {@code data} while
+     * {@code dataLength} is negative. The partition reader points it into a reused page buffer.
+     */
     public byte[] data;
+    public int dataOffset;
+    public int dataLength = -1;
+    /** Which file of its partition the row is in, and its row number there (where to read the payload). */
+    public int file;
+    public long row;
 
     public Operand() {
     }
 
+    /** Bytes of the payload view. */
+    public int length() {
+        return dataLength < 0 ? data.length : dataLength;
+    }
+
     /**
-     * The side of a snapshot row of run {@code runId}; its rank is read from the dump id
-     * {@code <run_id>/<rank>/<launch_id>}.
+     * The side of a snapshot row (a projection without the payload, see {@link SnapshotRows}); its
+     * rank is read from the dump id {@code <run_id>/<rank>/<launch_id>}.
      */
-    public static Operand of(TensorSnapshot s, boolean baseline, PairKey keys) {
+    public static Operand of(GenericRecord s, boolean baseline, PairKey keys, int file, long row) {
         Operand o = new Operand();
         o.baseline = baseline;
-        o.dumpId = s.getDumpId();
-        o.rank = rankOf(s.getDumpId(), s.getRunId());
-        o.recordIndex = s.getRecordIndex();
-        o.launchId = s.getLaunchId();
-        o.step = s.getStep();
-        o.stage = s.getStageName();
-        o.taskId = s.getTaskId();
-        o.taskIndex = s.getTaskIndex();
-        o.ownerId = s.getOwnerId();
-        o.io = s.getIo();
-        o.portIndex = s.getPortIndex();
-        o.tensorName = s.getTensorName();
-        o.workerId = s.getWorkerId();
-        o.dtype = s.getDtype();
-        List<Long> shape = s.getShape();
+        o.file = file;
+        o.row = row;
+        o.dumpId = text(s, "dump_id");
+        o.rank = rankOf(o.dumpId, text(s, "run_id"));
+        o.recordIndex = ((Number) s.get("record_index")).intValue();
+        o.launchId = ((Number) s.get("launch_id")).longValue();
+        o.step = longOrNull(s, "step");
+        o.stage = text(s, "stage_name");
+        o.taskId = ((Number) s.get("task_id")).longValue();
+        o.taskIndex = ((Number) s.get("task_index")).longValue();
+        o.ownerId = longOrNull(s, "owner_id");
+        o.io = text(s, "io");
+        o.portIndex = ((Number) s.get("port_index")).intValue();
+        o.tensorName = text(s, "tensor_name");
+        o.workerId = longOrNull(s, "worker_id");
+        o.dtype = text(s, "dtype");
+        Collection<?> shape = (Collection<?>) s.get("shape");
         o.shape = new long[shape.size()];
-        for (int i = 0; i < o.shape.length; i++) {
-            o.shape[i] = shape.get(i);
+        int i = 0;
+        for (Object d : shape) {
+            o.shape[i++] = ((Number) d).longValue();
         }
-        o.numel = s.getNumel();
-        o.truncated = s.getTruncated();
-        o.nanCount = s.getNanCount();
-        o.infCount = s.getInfCount();
-        o.l2Norm = s.getL2Norm();
-        o.payloadCrc32c = s.getPayloadCrc32c();
-        java.nio.ByteBuffer b = s.getData();
-        if (b.hasArray() && b.arrayOffset() == 0 && b.position() == 0 && b.remaining() == b.array().length) {
-            o.data = b.array();
-        } else {
-            o.data = new byte[b.remaining()];
-            b.duplicate().get(o.data);
-        }
+        o.numel = ((Number) s.get("numel")).longValue();
+        o.truncated = (Boolean) s.get("truncated");
+        o.nanCount = ((Number) s.get("nan_count")).longValue();
+        o.infCount = ((Number) s.get("inf_count")).longValue();
+        Object norm = s.get("l2_norm");
+        o.l2Norm = norm == null ? null : ((Number) norm).doubleValue();
+        o.payloadCrc32c = ((Number) s.get("payload_crc32c")).longValue();
         o.key = keys.of(o);
         return o;
+    }
+
+    private static String text(GenericRecord s, String field) {
+        Object v = s.get(field);
+        return v == null ? null : v.toString();
+    }
+
+    private static Long longOrNull(GenericRecord s, String field) {
+        Object v = s.get(field);
+        return v == null ? null : ((Number) v).longValue();
     }
 
     /** The rank inside a dump id {@code <run_id>/<rank>/<launch_id>}. */

@@ -46,6 +46,18 @@ public final class PairRows {
 
     /** Every row of one key. */
     public List<FirstDivergence> rows(Iterable<Operand> sides) {
+        List<FirstDivergence> out = new ArrayList<>();
+        for (SidePair p : pairs(sides)) {
+            out.add(row(p.baseline(), p.candidate(), p.note()));
+        }
+        return out;
+    }
+
+    /**
+     * The pairs of one key: each run's sides in {@link #SIDE_ORDER}, the i-th baseline with the i-th
+     * candidate, the surplus of either run alone (missing on the other side).
+     */
+    public static List<SidePair> pairs(Iterable<Operand> sides) {
         List<Operand> base = new ArrayList<>();
         List<Operand> cand = new ArrayList<>();
         for (Operand o : sides) {
@@ -56,11 +68,16 @@ public final class PairRows {
         String dup = base.size() > 1 || cand.size() > 1
                 ? base.size() + " baseline and " + cand.size() + " candidate rows share this key; paired in (worker_id, dump_id, record_index) order"
                 : null;
-        List<FirstDivergence> out = new ArrayList<>();
+        List<SidePair> out = new ArrayList<>();
         for (int i = 0; i < Math.max(base.size(), cand.size()); i++) {
-            out.add(row(i < base.size() ? base.get(i) : null, i < cand.size() ? cand.get(i) : null, dup));
+            out.add(new SidePair(i < base.size() ? base.get(i) : null, i < cand.size() ? cand.get(i) : null, dup));
         }
         return out;
+    }
+
+    /** Whether {@link #row} compares the payloads of this pair (both present, same known dtype, same shape). */
+    public static boolean comparable(Operand b, Operand c) {
+        return b != null && c != null && b.dtype.equals(c.dtype) && Dtype.fromName(b.dtype) != null && Arrays.equals(b.shape, c.shape);
     }
 
     /** The row of one pair; either side may be null (missing). */

@@ -3,6 +3,9 @@ package io.dumpstream.compare;
 import io.dumpstream.decode.Elements;
 import io.dumpstream.format.Dtype;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.util.Arrays;
 
 /**
@@ -16,27 +19,33 @@ import java.util.Arrays;
  */
 public final class TensorComparator {
     static final int BLOCK = 4096;
+    private static final VarHandle F32 = MethodHandles.byteArrayViewVarHandle(float[].class, ByteOrder.LITTLE_ENDIAN);
     private final double[] bs = new double[BLOCK];
     private final double[] cs = new double[BLOCK];
 
-    /** Compares the first {@code n} elements of {@code b} and {@code c} (both of {@code dtype}). */
+    /**
+     * Compares the first {@code n} elements of {@code b} and {@code c} (both of {@code dtype}), read
+     * from their payload views ({@link Operand#data} at {@link Operand#dataOffset}).
+     */
     public Metrics compare(Dtype dtype, Operand b, Operand c, long n, Tolerance tol) {
         int es = dtype.elementSize();
         long bytes = n * es;
-        if (bytes > b.data.length || bytes > c.data.length) {
+        int bl = b.length();
+        int cl = c.length();
+        if (bytes > bl || bytes > cl) {
             throw new IllegalArgumentException("cannot compare " + n + " " + dtype.torchName() + " elements: payloads hold "
-                    + b.data.length + " and " + c.data.length + " bytes");
+                    + bl + " and " + cl + " bytes");
         }
-        boolean whole = n == b.numel && n == c.numel && b.data.length == c.data.length;
-        boolean bitwise = whole
-                ? b.payloadCrc32c == c.payloadCrc32c && Arrays.equals(b.data, c.data)
-                : Arrays.equals(b.data, 0, (int) bytes, c.data, 0, (int) bytes);
+        boolean whole = n == b.numel && n == c.numel && bl == cl;
+        int span = whole ? bl : (int) bytes;
+        boolean bitwise = (!whole || b.payloadCrc32c == c.payloadCrc32c)
+                && Arrays.equals(b.data, b.dataOffset, b.dataOffset + span, c.data, c.dataOffset, c.dataOffset + span);
         if (bitwise && whole) {
             return identical(b, n);
         }
         Metrics m = Elements.isInteger(dtype) && tol.exact()
-                ? integers(dtype, b.data, c.data, n)
-                : floats(dtype, b.data, c.data, n, tol.rtol(), tol.atol());
+                ? integers(dtype, b.data, b.dataOffset, c.data, c.dataOffset, n)
+                : floats(dtype, b.data, b.dataOffset, c.data, c.dataOffset, n, tol.rtol(), tol.atol());
         return bitwise ? new Metrics(m.compared(), true, m.mismatchCount(), m.firstMismatchIndex(), m.maxAbsErr(), m.maxRelErr(),
                 m.meanAbsErr(), m.rmse(), m.cosineSimilarity()) : m;
     }
@@ -51,17 +60,17 @@ public final class TensorComparator {
         return new Metrics(n, true, 0, null, 0.0, 0.0, 0.0, 0.0, cosine);
     }
 
-    private Metrics integers(Dtype dtype, byte[] b, byte[] c, long n) {
+    private Metrics integers(Dtype dtype, byte[] b, int bo, byte[] c, int co, long n) {
         Acc a = new Acc();
         for (long first = 0; first < n; first += BLOCK) {
             int count = (int) Math.min(BLOCK, n - first);
-            Elements.toDouble(dtype, b, 0, first, count, bs);
-            Elements.toDouble(dtype, c, 0, first, count, cs);
+            Elements.toDouble(dtype, b, bo, first, count, bs);
+            Elements.toDouble(dtype, c, co, first, count, cs);
             for (int i = 0; i < count; i++) {
                 double x = bs[i];
                 double y = cs[i];
                 boolean differ = dtype == Dtype.INT64
-                        ? Elements.rawLong(dtype, b, 0, first + i) != Elements.rawLong(dtype, c, 0, first + i)
+                        ? Elements.rawLong(dtype, b, bo, first + i) != Elements.rawLong(dtype, c, co, first + i)
                         : x != y;
                 if (differ) {
                     a.mismatch(first + i);
@@ -72,33 +81,81 @@ public final class TensorComparator {
         return a.metrics(n, false);
     }
 
-    private Metrics floats(Dtype dtype, byte[] b, byte[] c, long n, double rtol, double atol) {
-        Acc a = new Acc();
+    /**
+     * The float path, the hot loop of the job: the accumulators are locals (registers, not fields)
+     * and the relative error skips its division when it cannot raise the maximum. Results are the
+     * same bits as {@link Acc#finitePair} in element order: the sums keep their order, and the skip
+     * is exact: for a double {@code d}, {@code d / ax > maxRel} (rounded) implies {@code d > maxRel * ax}
+     * (real), hence {@code d >= fl(maxRel * ax)} whichever way the product rounds.
+     */
+    private Metrics floats(Dtype dtype, byte[] b, int bo, byte[] c, int co, long n, double rtol, double atol) {
+        long finite = 0;
+        long mismatches = 0;
+        long firstMismatch = -1;
+        double maxAbs = 0;
+        double maxRel = 0;
+        double sumAbs = 0;
+        double sumSq = 0;
+        double dot = 0;
+        double nb = 0;
+        double nc = 0;
+        double[] xs = bs;
+        double[] ys = cs;
+        // float32 is read in place (no staging block); the condition is loop-invariant, so the JIT
+        // compiles the loop twice (unswitching) rather than testing it per element
+        boolean f32 = dtype == Dtype.FLOAT32;
         for (long first = 0; first < n; first += BLOCK) {
             int count = (int) Math.min(BLOCK, n - first);
-            Elements.toDouble(dtype, b, 0, first, count, bs);
-            Elements.toDouble(dtype, c, 0, first, count, cs);
+            int bp = (int) (bo + 4 * first);
+            int cp = (int) (co + 4 * first);
+            if (!f32) {
+                Elements.toDouble(dtype, b, bo, first, count, xs);
+                Elements.toDouble(dtype, c, co, first, count, ys);
+            }
             for (int i = 0; i < count; i++) {
-                double x = bs[i];
-                double y = cs[i];
+                double x = f32 ? (float) F32.get(b, bp + 4 * i) : xs[i];
+                double y = f32 ? (float) F32.get(c, cp + 4 * i) : ys[i];
                 double d = Math.abs(y - x);
+                double ax = Math.abs(x);
                 // a finite difference within the bound: both values are finite (an infinite baseline
                 // makes the bound infinite, so d must be checked for finiteness too)
-                if (d <= atol + rtol * Math.abs(x) && d <= Double.MAX_VALUE) {
-                    a.finitePair(x, y, d);
-                } else {
-                    boolean xf = Math.abs(x) <= Double.MAX_VALUE;
-                    boolean yf = Math.abs(y) <= Double.MAX_VALUE;
-                    if (xf && yf) {
-                        a.mismatch(first + i);
-                        a.finitePair(x, y, d);
-                    } else if (!(x != x && y != y) && !(x == y)) {
-                        a.mismatch(first + i); // NaN vs not NaN, or a differing infinity
+                if (!(d <= atol + rtol * ax && d <= Double.MAX_VALUE)) {
+                    if (ax <= Double.MAX_VALUE && Math.abs(y) <= Double.MAX_VALUE) {
+                        if (mismatches++ == 0) {
+                            firstMismatch = first + i;
+                        }
+                    } else {
+                        if (!(x != x && y != y) && !(x == y)) {
+                            if (mismatches++ == 0) { // NaN vs not NaN, or a differing infinity
+                                firstMismatch = first + i;
+                            }
+                        }
+                        continue; // not a finite pair: no error terms
                     }
                 }
+                finite++;
+                if (d > maxAbs) {
+                    maxAbs = d;
+                }
+                if (d >= maxRel * ax && d > 0) {
+                    double rel = d / ax; // infinity when only the baseline is 0
+                    if (rel > maxRel) {
+                        maxRel = rel;
+                    }
+                }
+                sumAbs += d;
+                sumSq += d * d;
+                dot += x * y;
+                nb += x * x;
+                nc += y * y;
             }
         }
-        return a.metrics(n, false);
+        Long firstIndex = mismatches == 0 ? null : firstMismatch;
+        if (finite == 0) {
+            return new Metrics(n, false, mismatches, firstIndex, null, null, null, null, null);
+        }
+        Double cosine = nb == 0 || nc == 0 ? null : dot / (Math.sqrt(nb) * Math.sqrt(nc));
+        return new Metrics(n, false, mismatches, firstIndex, maxAbs, maxRel, sumAbs / finite, Math.sqrt(sumSq / finite), cosine);
     }
 
     private static final class Acc {
