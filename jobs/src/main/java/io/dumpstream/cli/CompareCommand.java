@@ -3,26 +3,14 @@ package io.dumpstream.cli;
 import io.dumpstream.compare.CompareConfig;
 import io.dumpstream.compare.CompareJob;
 import io.dumpstream.compare.PairKey;
-import io.dumpstream.compare.Report;
 import io.dumpstream.compare.Tolerances;
-import io.dumpstream.compare.Verdict;
-import io.dumpstream.schema.FirstDivergence;
 
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
-import org.apache.flink.util.CloseableIterator;
 
 import java.io.IOException;
 import java.io.PrintStream;
-import java.io.Writer;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.time.Instant;
-import java.util.ArrayList;
-import java.util.EnumMap;
-import java.util.List;
-import java.util.Map;
 import java.util.Set;
 
 /** {@code compare}: the comparison job of two runs' snapshot tables on a local MiniCluster, with an optional HTML report. */
@@ -100,38 +88,16 @@ public final class CompareCommand implements Command {
     @Override
     public int run(String[] argv, PrintStream out, PrintStream err) throws Exception {
         CompareConfig c = parse(argv);
-        Args a = Args.parse(argv, Set.of("ignore-placement"));
-        Path report = a.has("report") ? Path.of(a.get("report", null)) : null;
         int parallelism = c.parallelism() > 0 ? c.parallelism() : Runtime.getRuntime().availableProcessors();
         StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(parallelism, CompareJob.configuration(c));
-        List<FirstDivergence> rows = new ArrayList<>();
-        long started = System.nanoTime();
-        try (CloseableIterator<FirstDivergence> it = CompareJob.build(env, c, sourceOrUsage(c)).executeAndCollect(CompareJob.NAME)) {
-            while (it.hasNext()) {
-                rows.add(it.next());
-            }
-        }
-        double secs = (System.nanoTime() - started) / 1e9;
-        Map<Verdict, Integer> counts = new EnumMap<>(Verdict.class);
-        for (Verdict v : Verdict.values()) {
-            counts.put(v, 0);
-        }
-        for (FirstDivergence r : rows) {
-            counts.merge(Verdict.valueOf(r.getVerdict()), 1, Integer::sum);
-        }
-        out.printf("compare %s vs %s: %d pairs in %.1f s: %s%n", c.baseline(), c.candidate(), rows.size(), secs, counts);
-        out.println("tables under " + Path.of(c.out()).toAbsolutePath() + " (comparisons/, first_divergence/)");
-        if (report != null) {
-            Path parent = report.toAbsolutePath().getParent();
-            Files.createDirectories(parent);
-            Path tmp = Files.createTempFile(parent, ".report-", ".html.tmp");
-            try (Writer w = Files.newBufferedWriter(tmp, StandardCharsets.UTF_8)) {
-                Report.write(w, c.baseline(), c.candidate(), rows, Instant.now().toString());
-            }
-            Files.move(tmp, report, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-            out.println("report " + report.toAbsolutePath());
-        }
+        CompareJob.runAndReport(env, c, sourceOrUsage(c), reportOf(argv), out);
         return 0;
+    }
+
+    /** The {@code --report} file, or null. */
+    public static Path reportOf(String[] argv) {
+        Args a = Args.parse(argv, Set.of("ignore-placement"));
+        return a.has("report") ? Path.of(a.get("report", null)) : null;
     }
 
     private static io.dumpstream.compare.PartitionSource sourceOrUsage(CompareConfig c)

@@ -21,8 +21,17 @@ import org.apache.flink.core.fs.Path;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.util.CloseableIterator;
 
 import java.io.IOException;
+import java.io.PrintStream;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.StandardCopyOption;
+import java.time.Instant;
+import java.util.EnumMap;
+import java.util.Map;
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.List;
@@ -49,12 +58,51 @@ public final class CompareJob {
     private CompareJob() {
     }
 
-    /** On a cluster: {@code flink run -c io.dumpstream.compare.CompareJob dumpstream.jar --root ... (compare's options)}. */
+    /**
+     * On a cluster: {@code flink run -c io.dumpstream.compare.CompareJob dumpstream-flink-job.jar --root ... (compare's
+     * options)}; {@code --report FILE} is written on the client once the job has finished, as by the local command.
+     */
     public static void main(String[] args) throws Exception {
         CompareConfig c = io.dumpstream.cli.CompareCommand.parse(args);
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(configuration(c));
-        build(env, c, source(c));
-        env.execute(NAME);
+        runAndReport(env, c, source(c), io.dumpstream.cli.CompareCommand.reportOf(args), System.out);
+    }
+
+    /**
+     * Runs the job on {@code env}, collecting the result rows (small: no payloads) to print the verdict counts and,
+     * when {@code report} is not null, to write the HTML report there (written aside, then moved into place).
+     */
+    public static List<FirstDivergence> runAndReport(StreamExecutionEnvironment env, CompareConfig c, PartitionSource partitions,
+                                                     java.nio.file.Path report, PrintStream out) throws Exception {
+        List<FirstDivergence> rows = new ArrayList<>();
+        long started = System.nanoTime();
+        try (CloseableIterator<FirstDivergence> it = build(env, c, partitions).executeAndCollect(NAME)) {
+            while (it.hasNext()) {
+                rows.add(it.next());
+            }
+        }
+        double secs = (System.nanoTime() - started) / 1e9;
+        Map<Verdict, Integer> counts = new EnumMap<>(Verdict.class);
+        for (Verdict v : Verdict.values()) {
+            counts.put(v, 0);
+        }
+        for (FirstDivergence r : rows) {
+            counts.merge(Verdict.valueOf(r.getVerdict()), 1, Integer::sum);
+        }
+        out.printf("compare %s vs %s: %d pairs in %.1f s: %s%n", c.baseline(), c.candidate(), rows.size(), secs, counts);
+        out.println("tables under " + (c.out().contains("://") ? c.out() : java.nio.file.Path.of(c.out()).toAbsolutePath())
+                + " (comparisons/, first_divergence/)");
+        if (report != null) {
+            java.nio.file.Path parent = report.toAbsolutePath().getParent();
+            Files.createDirectories(parent);
+            java.nio.file.Path tmp = Files.createTempFile(parent, ".report-", ".html.tmp");
+            try (Writer w = Files.newBufferedWriter(tmp, StandardCharsets.UTF_8)) {
+                Report.write(w, c.baseline(), c.candidate(), rows, Instant.now().toString());
+            }
+            Files.move(tmp, report, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            out.println("report " + report.toAbsolutePath());
+        }
+        return rows;
     }
 
     /** Batch mode, object reuse, the job name and the parallelism. */

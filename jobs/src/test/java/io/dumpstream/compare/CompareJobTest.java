@@ -434,6 +434,24 @@ class CompareJobTest {
     }
 
     @Test
+    void theClusterEntryPointWritesTheSameTablesAndReport() throws Exception {
+        // what `flink run -c io.dumpstream.compare.CompareJob` runs, here on the local environment it gets outside a cluster
+        Path out3 = tmp.resolve("out-main");
+        Path report3 = tmp.resolve("report-main/compare.html");
+        CompareJob.main(new String[] {"--root", root.toString(), "--baseline", BASE, "--candidate", CAND,
+                "--out", out3.toString(), "--report", report3.toString(), "--parallelism", "2"});
+        String select = "SELECT rank, launch_id, stage, task_index, io, port_index, tensor_name, worker_id, verdict,"
+                + " max_abs_err, mismatch_count FROM read_parquet(";
+        String order = HIVE + " ORDER BY ALL";
+        List<Map<String, Object>> cli = DuckDb.query(select + DuckDb.glob(out, "comparisons/**/*.parquet") + order);
+        assertEquals(19, cli.size(), cli.toString());
+        assertEquals(cli, DuckDb.query(select + DuckDb.glob(out3, "comparisons/**/*.parquet") + order));
+        String stamp = "\\d{4}-\\d{2}-\\d{2}T[0-9:.]+Z";
+        assertEquals(Files.readString(report).replaceAll(stamp, "T"), Files.readString(report3).replaceAll(stamp, "T"),
+                "the same report as the compare command's, but for the time it was written");
+    }
+
+    @Test
     void reportRendersInHeadlessChromium() throws Exception {
         String html = Files.readString(report);
         assertTrue(html.contains("<svg id=\"heatmap\""), "inline SVG heatmap");
