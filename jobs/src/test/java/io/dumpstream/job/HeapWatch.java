@@ -27,7 +27,33 @@ final class HeapWatch implements AutoCloseable {
     private final NotificationListener listener = this::onGc;
     private final List<String> heapPools = new ArrayList<>();
 
-    HeapWatch() {
+    private final AtomicLong peakLive = new AtomicLong();
+    private final Thread probe;
+
+    /**
+     * @param probeMillis if positive, a thread also forces a full collection at this period and
+     *                    records the heap in use right after it: the live set, without the
+     *                    old-generation garbage a young collection leaves (G1 collects the old
+     *                    generation only past its occupancy threshold, about 45% of -Xmx). The
+     *                    pauses slow the job, so the benchmark probes one untimed round only.
+     */
+    HeapWatch(long probeMillis) {
+        if (probeMillis > 0) {
+            probe = new Thread(() -> {
+                try {
+                    while (!Thread.currentThread().isInterrupted()) {
+                        Thread.sleep(probeMillis);
+                        peakLive.accumulateAndGet(liveNow(), Math::max);
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }, "heap-probe");
+            probe.setDaemon(true);
+            probe.start();
+        } else {
+            probe = null;
+        }
         ManagementFactory.getMemoryPoolMXBeans().stream().filter(p -> p.getType() == MemoryType.HEAP)
                 .forEach(p -> heapPools.add(p.getName()));
         for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
@@ -59,6 +85,11 @@ final class HeapWatch implements AutoCloseable {
         return peak.get();
     }
 
+    /** Largest heap in use right after a probe's full collection (0 without a probe). */
+    long peakLiveBytes() {
+        return peakLive.get();
+    }
+
     long collections() {
         return collections.get();
     }
@@ -71,6 +102,10 @@ final class HeapWatch implements AutoCloseable {
 
     @Override
     public void close() throws Exception {
+        if (probe != null) {
+            probe.interrupt();
+            probe.join();
+        }
         for (NotificationEmitter e : emitters) {
             e.removeNotificationListener(listener);
         }

@@ -43,6 +43,8 @@ class IngestThroughputBenchmark {
     private static final int ROUNDS = Integer.getInteger("bench.rounds", 3);
     private static final long TOTAL_BYTES = Long.getLong("bench.bytes", 384L << 20);
     private static final double MIB = 1024.0 * 1024.0;
+    /** Period of the full-GC heap probe in the untimed memory round; 0 skips that round. */
+    private static final long HEAP_PROBE_MILLIS = Long.getLong("bench.heapProbeMillis", 1000);
     private static final List<Duration> INTERVALS = java.util.Arrays.stream(
             System.getProperty("bench.intervals", "10,2").split(",")).map(x -> Duration.ofSeconds(Long.parseLong(x.trim()))).toList();
 
@@ -66,6 +68,16 @@ class IngestThroughputBenchmark {
                     List<Double> rawCpu = new ArrayList<>();
                     List<Double> jobCpu = new ArrayList<>();
                     List<Double> peakHeap = new ArrayList<>();
+                    if (HEAP_PROBE_MILLIS > 0 && interval.equals(INTERVALS.get(0))) {
+                        // first, untimed: it also warms the JIT up for this shape (a cold first round spent
+                        // half its CPU compiling)
+                        double[] live = memoryRound(kafka, shape, interval);
+                        report.add(String.format(Locale.ROOT, "%-7s dumps, checkpoint every %2ds: peak live heap %.0f MiB"
+                                        + " (after a full GC every %d ms, untimed round; heap before the job %.0f MiB, so the job"
+                                        + " adds %.0f MiB); largest payload slot %.0f KiB x parallelism 2 = %.2f MiB",
+                                shape.name, interval.toSeconds(), live[0] / MIB, HEAP_PROBE_MILLIS, live[1] / MIB,
+                                (live[0] - live[1]) / MIB, shape.payloadBytes / 1024.0, 2 * shape.payloadBytes / MIB));
+                    }
                     for (int round = 0; round < ROUNDS; round++) {
                         Path dir = Files.createTempDirectory("ingest-bench-");
                         String topic = "bench-" + shape.payloadBytes + "-" + interval.toMillis() + "-" + round;
@@ -75,21 +87,23 @@ class IngestThroughputBenchmark {
                         double[] rawAndCpu = consumeAll(kafka, topic, b.messages);
                         double raw = rawAndCpu[0];
                         long baseline = HeapWatch.liveNow();
-                        double[] job = drain(kafka, topic, dir, b, interval);
+                        double[] job = drain(kafka, topic, dir, b, interval, 0);
                         consume.add(raw);
                         processing.add(job[0]);
                         committed.add(job[1]);
                         rawCpu.add(rawAndCpu[1]);
                         jobCpu.add(job[2]);
                         peakHeap.add(job[3] / MIB);
-                        long files = new LandedTables(dir.resolve("out")).files(HivePartition.SNAPSHOTS).size();
+                        List<Path> landed = new LandedTables(dir.resolve("out")).files(HivePartition.SNAPSHOTS);
+                        long files = landed.size();
+                        long partitions = landed.stream().map(Path::getParent).distinct().count();
                         System.out.printf(Locale.ROOT, "%s dumps, checkpoint %ds, round %d: %d dumps %.0f MiB; raw consumer"
                                 + " %.1f MiB/s (%.1f CPU ms/MiB); job processing %.1f MiB/s (ratio %.2f; %.1f CPU ms/MiB,"
-                                + " CPU ratio %.2f), to committed Parquet %.1f MiB/s; %d snapshot files (%.1f rows each);"
+                                + " CPU ratio %.2f), to committed Parquet %.1f MiB/s; %d snapshot files in %d partitions (%.1f rows each);"
                                 + " heap after GC: baseline %.0f MiB, peak during the drain %.0f MiB over %d collections;"
                                 + " bound: largest payload slot %.2f MiB x parallelism 2 + constant%n",
                                 shape.name, interval.toSeconds(), round, b.dumps, b.bytes / MIB, raw, rawAndCpu[1], job[0],
-                                job[0] / raw, job[2], rawAndCpu[1] / job[2], job[1], files, (double) b.records / files,
+                                job[0] / raw, job[2], rawAndCpu[1] / job[2], job[1], files, partitions, (double) b.records / files,
                                 baseline / MIB, job[3] / MIB, (long) job[4], shape.payloadBytes / MIB);
                         delete(dir);
                         try (var admin = kafka.admin()) {
@@ -113,6 +127,28 @@ class IngestThroughputBenchmark {
     }
 
     record Backlog(int dumps, long bytes, long messages, long records) {
+    }
+
+    /** An untimed drain with the heap probe on: {peak live heap, live heap before the job}. */
+    private static double[] memoryRound(LocalKafka kafka, Shape shape, Duration interval) throws Exception {
+        Path dir = Files.createTempDirectory("ingest-bench-mem-");
+        String topic = "bench-mem-" + shape.payloadBytes + "-" + interval.toMillis();
+        kafka.createTopic(topic, 2);
+        kafka.createTopic(topic + ".dlq", 1);
+        try {
+            Backlog b = publish(kafka, topic, shape, 7, TOTAL_BYTES, 0);
+            long baseline = HeapWatch.liveNow();
+            double[] job = drain(kafka, topic, dir, b, interval, HEAP_PROBE_MILLIS);
+            System.out.printf(Locale.ROOT, "%s dumps, checkpoint %ds, memory round: peak live heap %.0f MiB (baseline %.0f MiB),"
+                    + " job %.1f MiB/s with the probe's pauses%n", shape.name, interval.toSeconds(), job[5] / MIB,
+                    baseline / MIB, job[0]);
+            return new double[] {job[5], baseline};
+        } finally {
+            delete(dir);
+            try (var admin = kafka.admin()) {
+                admin.deleteTopics(List.of(topic, topic + ".dlq")).all().get();
+            }
+        }
     }
 
     private static Backlog publish(LocalKafka kafka, String topic, Shape shape, long seed, long total, double rate)
@@ -194,11 +230,11 @@ class IngestThroughputBenchmark {
      * files, so it includes the wait for the final checkpoint. Also the process CPU milliseconds per
      * MiB over the processing span and the peak heap in use after a collection over the drain.
      */
-    private static double[] drain(LocalKafka kafka, String topic, Path dir, Backlog b, Duration interval)
-            throws Exception {
+    private static double[] drain(LocalKafka kafka, String topic, Path dir, Backlog b, Duration interval,
+                                  long heapProbeMillis) throws Exception {
         LandedTables tables = new LandedTables(dir.resolve("out"));
         ProgressReporter.forgetRetired();
-        try (HeapWatch heap = new HeapWatch();
+        try (HeapWatch heap = new HeapWatch(heapProbeMillis);
              LocalIngest job = LocalIngest.start(config(kafka, topic, dir, interval), new Configuration())) {
             long start = 0;
             ThreadCpu threads = null;
@@ -224,7 +260,8 @@ class IngestThroughputBenchmark {
                 }
                 if (processed != 0 && tables.rowCount(HivePartition.DUMPS) >= b.dumps) {
                     return new double[] {b.bytes / MIB / ((processed - start) / 1e9), b.bytes / MIB / ((now - start) / 1e9),
-                        (cpuProcessed - cpuStart) / 1e6 / (b.bytes / MIB), heap.peakAfterGcBytes(), heap.collections()};
+                        (cpuProcessed - cpuStart) / 1e6 / (b.bytes / MIB), heap.peakAfterGcBytes(), heap.collections(),
+                        heap.peakLiveBytes()};
                 }
                 if (job.ended()) {
                     throw new AssertionError("job ended early");
