@@ -32,10 +32,15 @@ import java.util.stream.Stream;
  * (parallelism 2) draining a backlog of dumps from the in-process broker into committed Parquet,
  * beside a plain KafkaConsumer reading the same topic in the same run (the transport floor), as a
  * ratio; then publish-to-commit latency from the job's own {@code publishToCommitMillis} histogram
- * with dumps published at a steady rate. Excluded from the default build (tag {@code benchmark}):
+ * with dumps published at a steady rate. Beside the rates: process CPU milliseconds per MiB for the
+ * raw consumer and for the job, the job's CPU split by thread group (the machine is shared, so CPU
+ * per MiB is the steadier figure), snapshot files and partitions landed, and per shape an untimed
+ * first round with a full-GC heap probe for the peak live heap (it also warms the JIT up).
+ * Excluded from the default build (tag {@code benchmark}):
  *
  * <pre>
  * mvn -B -q -pl jobs -am verify -Dtest=IngestThroughputBenchmark -Dsurefire.failIfNoSpecifiedTests=false -DexcludedTags=none
+ * # knobs: -Dbench.rounds=3 -Dbench.intervals=10,2 -Dbench.bytes=N -Dbench.shapes="1 MiB" -Dbench.heapProbeMillis=1000 (0: no memory round)
  * </pre>
  */
 @Tag("benchmark")
