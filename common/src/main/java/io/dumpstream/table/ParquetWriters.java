@@ -15,6 +15,7 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.parquet.avro.AvroParquetWriter;
 import org.apache.parquet.avro.AvroWriteSupport;
 import org.apache.parquet.bytes.BytesInput;
+import org.apache.parquet.compression.CompressionCodecFactory;
 import org.apache.parquet.hadoop.CodecFactory;
 import org.apache.parquet.hadoop.ParquetWriter;
 import org.apache.parquet.hadoop.metadata.CompressionCodecName;
@@ -166,6 +167,21 @@ public final class ParquetWriters {
     /** Writer for any {@link OutputFile} (created, never overwritten). */
     public static <T> ParquetWriter<T> create(OutputFile file, Schema schema, GenericData model, Settings settings)
             throws IOException {
+        return create(file, schema, model, settings, null);
+    }
+
+    /**
+     * Writer over a position-tracking stream (see {@link #create(PositionOutputStream, Schema, GenericData, Settings)})
+     * compressing with {@code codecs}, a factory shared by many writers of one thread (null: the
+     * writer makes its own).
+     */
+    public static <T> ParquetWriter<T> create(PositionOutputStream out, Schema schema, GenericData model,
+                                              Settings settings, CompressionCodecFactory codecs) throws IOException {
+        return create(new StreamOutputFile(out), schema, model, settings, codecs);
+    }
+
+    private static <T> ParquetWriter<T> create(OutputFile file, Schema schema, GenericData model, Settings settings,
+                                               CompressionCodecFactory codecs) throws IOException {
         Objects.requireNonNull(schema, "schema");
         Objects.requireNonNull(model, "model");
         AvroParquetWriter.Builder<T> builder = AvroParquetWriter.<T>builder(file)
@@ -185,6 +201,9 @@ public final class ParquetWriters {
                 .config(AvroWriteSupport.WRITE_OLD_LIST_STRUCTURE, "false");
         for (String column : binaryColumns(schema)) {
             builder = builder.withDictionaryEncoding(column, false).withStatisticsEnabled(column, false);
+        }
+        if (codecs != null) {
+            builder = builder.withCodecFactory(codecs);
         }
         return builder.build();
     }

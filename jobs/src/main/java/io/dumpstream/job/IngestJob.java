@@ -153,8 +153,9 @@ public final class IngestJob {
                 .name("decode records and statistics");
 
         // a sink subtask may hold hundreds of open files (one per partition touched since the last
-        // checkpoint): 64 KiB pages and no dictionaries keep an open file near 0.2 MiB (1 MiB pages:
-        // 2.8 MiB), the rows it buffers being bounded by the row group and by the sink's budget
+        // checkpoint): 64 KiB pages, no dictionaries and one codec factory per subtask keep an open file
+        // near 0.1 MiB (1 MiB pages: 2.8 MiB), the rows it buffers being bounded by the row group and by
+        // the sink's budget (SinkBudget.PART_OVERHEAD)
         ParquetWriters.Settings parquet = ParquetWriters.Settings.defaults().withRowGroupBytes(c.rowGroupBytes)
                 .withPageBytes(64 << 10).withDictionary(false);
         String out = uri(c.out);

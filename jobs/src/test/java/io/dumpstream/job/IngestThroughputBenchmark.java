@@ -32,10 +32,15 @@ import java.util.stream.Stream;
  * (parallelism 2) draining a backlog of dumps from the in-process broker into committed Parquet,
  * beside a plain KafkaConsumer reading the same topic in the same run (the transport floor), as a
  * ratio; then publish-to-commit latency from the job's own {@code publishToCommitMillis} histogram
- * with dumps published at a steady rate. Excluded from the default build (tag {@code benchmark}):
+ * with dumps published at a steady rate. Beside the rates: process CPU milliseconds per MiB for the
+ * raw consumer and for the job, the job's CPU split by thread group (the machine is shared, so CPU
+ * per MiB is the steadier figure), snapshot files and partitions landed, and per shape an untimed
+ * first round with a full-GC heap probe for the peak live heap (it also warms the JIT up).
+ * Excluded from the default build (tag {@code benchmark}):
  *
  * <pre>
  * mvn -B -q -pl jobs -am verify -Dtest=IngestThroughputBenchmark -Dsurefire.failIfNoSpecifiedTests=false -DexcludedTags=none
+ * # knobs: -Dbench.rounds=3 -Dbench.intervals=10,2 -Dbench.bytes=N -Dbench.shapes="1 MiB" -Dbench.heapProbeMillis=1000 (0: no memory round)
  * </pre>
  */
 @Tag("benchmark")
@@ -43,6 +48,8 @@ class IngestThroughputBenchmark {
     private static final int ROUNDS = Integer.getInteger("bench.rounds", 3);
     private static final long TOTAL_BYTES = Long.getLong("bench.bytes", 384L << 20);
     private static final double MIB = 1024.0 * 1024.0;
+    /** Period of the full-GC heap probe in the untimed memory round; 0 skips that round. */
+    private static final long HEAP_PROBE_MILLIS = Long.getLong("bench.heapProbeMillis", 1000);
     private static final List<Duration> INTERVALS = java.util.Arrays.stream(
             System.getProperty("bench.intervals", "10,2").split(",")).map(x -> Duration.ofSeconds(Long.parseLong(x.trim()))).toList();
 
@@ -63,30 +70,57 @@ class IngestThroughputBenchmark {
                     List<Double> processing = new ArrayList<>();
                     List<Double> committed = new ArrayList<>();
                     List<Double> consume = new ArrayList<>();
+                    List<Double> rawCpu = new ArrayList<>();
+                    List<Double> jobCpu = new ArrayList<>();
+                    List<Double> peakHeap = new ArrayList<>();
+                    if (HEAP_PROBE_MILLIS > 0 && interval.equals(INTERVALS.get(0))) {
+                        // first, untimed: it also warms the JIT up for this shape (a cold first round spent
+                        // half its CPU compiling)
+                        double[] live = memoryRound(kafka, shape, interval);
+                        report.add(String.format(Locale.ROOT, "%-7s dumps, checkpoint every %2ds: peak live heap %.0f MiB"
+                                        + " (after a full GC every %d ms, untimed round; heap before the job %.0f MiB, so the job"
+                                        + " adds %.0f MiB); largest payload slot %.0f KiB x parallelism 2 = %.2f MiB",
+                                shape.name, interval.toSeconds(), live[0] / MIB, HEAP_PROBE_MILLIS, live[1] / MIB,
+                                (live[0] - live[1]) / MIB, shape.payloadBytes / 1024.0, 2 * shape.payloadBytes / MIB));
+                    }
                     for (int round = 0; round < ROUNDS; round++) {
                         Path dir = Files.createTempDirectory("ingest-bench-");
                         String topic = "bench-" + shape.payloadBytes + "-" + interval.toMillis() + "-" + round;
                         kafka.createTopic(topic, 2);
                         kafka.createTopic(topic + ".dlq", 1);
                         Backlog b = publish(kafka, topic, shape, round, TOTAL_BYTES, 0);
-                        double raw = consumeAll(kafka, topic, b.messages);
-                        double[] job = drain(kafka, topic, dir, b, interval);
+                        double[] rawAndCpu = consumeAll(kafka, topic, b.messages);
+                        double raw = rawAndCpu[0];
+                        long baseline = HeapWatch.liveNow();
+                        double[] job = drain(kafka, topic, dir, b, interval, 0);
                         consume.add(raw);
                         processing.add(job[0]);
                         committed.add(job[1]);
+                        rawCpu.add(rawAndCpu[1]);
+                        jobCpu.add(job[2]);
+                        peakHeap.add(job[3] / MIB);
+                        List<Path> landed = new LandedTables(dir.resolve("out")).files(HivePartition.SNAPSHOTS);
+                        long files = landed.size();
+                        long partitions = landed.stream().map(Path::getParent).distinct().count();
                         System.out.printf(Locale.ROOT, "%s dumps, checkpoint %ds, round %d: %d dumps %.0f MiB; raw consumer"
-                                + " %.1f MiB/s; job processing %.1f MiB/s (ratio %.2f), to committed Parquet %.1f MiB/s%n",
-                                shape.name, interval.toSeconds(), round, b.dumps, b.bytes / MIB, raw, job[0],
-                                job[0] / raw, job[1]);
+                                + " %.1f MiB/s (%.1f CPU ms/MiB); job processing %.1f MiB/s (ratio %.2f; %.1f CPU ms/MiB,"
+                                + " CPU ratio %.2f), to committed Parquet %.1f MiB/s; %d snapshot files in %d partitions (%.1f rows each);"
+                                + " heap after GC: baseline %.0f MiB, peak during the drain %.0f MiB over %d collections;"
+                                + " bound: largest payload slot %.2f MiB x parallelism 2 + constant%n",
+                                shape.name, interval.toSeconds(), round, b.dumps, b.bytes / MIB, raw, rawAndCpu[1], job[0],
+                                job[0] / raw, job[2], rawAndCpu[1] / job[2], job[1], files, partitions, (double) b.records / files,
+                                baseline / MIB, job[3] / MIB, (long) job[4], shape.payloadBytes / MIB);
                         delete(dir);
                         try (var admin = kafka.admin()) {
                             admin.deleteTopics(List.of(topic, topic + ".dlq")).all().get();
                         }
                     }
                     report.add(String.format(Locale.ROOT, "%-7s dumps, checkpoint every %2ds: job %.1f MiB/s, raw consumer"
-                                    + " %.1f MiB/s, ratio %.2f; to committed Parquet %.1f MiB/s (medians of %d)",
+                                    + " %.1f MiB/s, ratio %.2f; to committed Parquet %.1f MiB/s; CPU ms/MiB job %.1f, raw %.1f"
+                                    + " (CPU ratio %.2f); peak heap after GC %.0f MiB (medians of %d)",
                             shape.name, interval.toSeconds(), median(processing), median(consume),
-                            median(processing) / median(consume), median(committed), ROUNDS));
+                            median(processing) / median(consume), median(committed), median(jobCpu), median(rawCpu),
+                            median(rawCpu) / median(jobCpu), median(peakHeap), ROUNDS));
                 }
                 double[] lat = latency(kafka, shape);
                 report.add(String.format(Locale.ROOT, "%-7s dumps at a steady rate, checkpoint every 1s: publish-to-commit"
@@ -98,6 +132,28 @@ class IngestThroughputBenchmark {
     }
 
     record Backlog(int dumps, long bytes, long messages, long records) {
+    }
+
+    /** An untimed drain with the heap probe on: {peak live heap, live heap before the job}. */
+    private static double[] memoryRound(LocalKafka kafka, Shape shape, Duration interval) throws Exception {
+        Path dir = Files.createTempDirectory("ingest-bench-mem-");
+        String topic = "bench-mem-" + shape.payloadBytes + "-" + interval.toMillis();
+        kafka.createTopic(topic, 2);
+        kafka.createTopic(topic + ".dlq", 1);
+        try {
+            Backlog b = publish(kafka, topic, shape, 7, TOTAL_BYTES, 0);
+            long baseline = HeapWatch.liveNow();
+            double[] job = drain(kafka, topic, dir, b, interval, HEAP_PROBE_MILLIS);
+            System.out.printf(Locale.ROOT, "%s dumps, checkpoint %ds, memory round: peak live heap %.0f MiB (baseline %.0f MiB),"
+                    + " job %.1f MiB/s with the probe's pauses%n", shape.name, interval.toSeconds(), job[5] / MIB,
+                    baseline / MIB, job[0]);
+            return new double[] {job[5], baseline};
+        } finally {
+            delete(dir);
+            try (var admin = kafka.admin()) {
+                admin.deleteTopics(List.of(topic, topic + ".dlq")).all().get();
+            }
+        }
     }
 
     private static Backlog publish(LocalKafka kafka, String topic, Shape shape, long seed, long total, double rate)
@@ -136,8 +192,17 @@ class IngestThroughputBenchmark {
         return new Backlog(dumps, bytes, messages, records);
     }
 
-    /** A plain consumer reading every message of the topic: MiB/s of message values. */
-    private static double consumeAll(LocalKafka kafka, String topic, long messages) {
+    /** CPU time of this whole process (broker, consumers, MiniCluster): the machine is shared, so CPU per MiB is the steadier figure. */
+    static long processCpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean())
+                .getProcessCpuTime();
+    }
+
+    /**
+     * A plain consumer reading every message of the topic: {MiB/s of message values, process CPU
+     * milliseconds per MiB (the broker serving the fetches included)}.
+     */
+    private static double[] consumeAll(LocalKafka kafka, String topic, long messages) {
         Properties p = new Properties();
         p.put("bootstrap.servers", kafka.bootstrapServers());
         p.put("key.deserializer", ByteArrayDeserializer.class.getName());
@@ -152,13 +217,14 @@ class IngestThroughputBenchmark {
             long n = 0;
             long bytes = 0;
             long t0 = System.nanoTime();
+            long cpu0 = processCpuNanos();
             while (n < messages) {
                 for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(500))) {
                     n++;
                     bytes += r.value() == null ? 0 : r.value().length;
                 }
             }
-            return bytes / MIB / ((System.nanoTime() - t0) / 1e9);
+            return new double[] {bytes / MIB / ((System.nanoTime() - t0) / 1e9), (processCpuNanos() - cpu0) / 1e6 / (bytes / MIB)};
         }
     }
 
@@ -166,26 +232,41 @@ class IngestThroughputBenchmark {
      * The job drains the backlog: {processing MiB/s, committed MiB/s}. Processing runs from the first
      * message the job reads to the last record decoded and handed to the Parquet writers (the job's
      * own counters); committed runs from the same start to the last dumps row visible in committed
-     * files, so it includes the wait for the final checkpoint.
+     * files, so it includes the wait for the final checkpoint. Also the process CPU milliseconds per
+     * MiB over the processing span and the peak heap in use after a collection over the drain.
      */
-    private static double[] drain(LocalKafka kafka, String topic, Path dir, Backlog b, Duration interval)
-            throws Exception {
+    private static double[] drain(LocalKafka kafka, String topic, Path dir, Backlog b, Duration interval,
+                                  long heapProbeMillis) throws Exception {
         LandedTables tables = new LandedTables(dir.resolve("out"));
         ProgressReporter.forgetRetired();
-        try (LocalIngest job = LocalIngest.start(config(kafka, topic, dir, interval), new Configuration())) {
+        try (HeapWatch heap = new HeapWatch(heapProbeMillis);
+             LocalIngest job = LocalIngest.start(config(kafka, topic, dir, interval), new Configuration())) {
             long start = 0;
+            ThreadCpu threads = null;
+            long cpuStart = 0;
+            long cpuProcessed = 0;
             long processed = 0;
             long deadline = System.nanoTime() + Duration.ofMinutes(10).toNanos();
             while (System.nanoTime() < deadline) {
                 long now = System.nanoTime();
                 if (start == 0 && ProgressReporter.count("messagesIn") > 0) {
                     start = now;
+                    cpuStart = processCpuNanos();
+                    threads = new ThreadCpu();
                 }
                 if (processed == 0 && ProgressReporter.count("recordsDecoded") >= b.records) {
                     processed = now;
+                    cpuProcessed = processCpuNanos();
+                    double mib = b.bytes / MIB;
+                    threads.since().entrySet().stream().filter(e -> e.getValue() / 1e6 / mib >= 0.1)
+                            .sorted((x, y) -> Long.compare(y.getValue(), x.getValue()))
+                            .forEach(e -> System.out.printf(Locale.ROOT, "  CPU %6.1f ms/MiB  %s%n",
+                                    e.getValue() / 1e6 / mib, e.getKey()));
                 }
                 if (processed != 0 && tables.rowCount(HivePartition.DUMPS) >= b.dumps) {
-                    return new double[] {b.bytes / MIB / ((processed - start) / 1e9), b.bytes / MIB / ((now - start) / 1e9)};
+                    return new double[] {b.bytes / MIB / ((processed - start) / 1e9), b.bytes / MIB / ((now - start) / 1e9),
+                        (cpuProcessed - cpuStart) / 1e6 / (b.bytes / MIB), heap.peakAfterGcBytes(), heap.collections(),
+                        heap.peakLiveBytes()};
                 }
                 if (job.ended()) {
                     throw new AssertionError("job ended early");
