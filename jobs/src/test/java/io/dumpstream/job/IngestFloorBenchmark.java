@@ -2,16 +2,8 @@ package io.dumpstream.job;
 
 import com.github.luben.zstd.Zstd;
 
-import io.dumpstream.format.DumpBuilder;
 import io.dumpstream.local.LocalKafka;
-import io.dumpstream.publish.DumpPublisher;
-import io.dumpstream.publish.PublisherConfig;
-import io.dumpstream.simulate.SyntheticRanks;
 
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.xerial.snappy.Snappy;
@@ -21,11 +13,9 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.Properties;
 import java.util.zip.CRC32C;
 
 /**
@@ -61,7 +51,8 @@ class IngestFloorBenchmark {
         try (LocalKafka kafka = LocalKafka.startEphemeral()) {
             String topic = "floor";
             kafka.createTopic(topic, 2);
-            long messages = publish(kafka, topic);
+            long messages = IngestThroughputBenchmark.publish(kafka, topic,
+                    new IngestThroughputBenchmark.Shape("1 MiB", 16, 48 << 10), 0, TOTAL_BYTES, 0).messages();
             Path out = Files.createTempFile("ingest-floor-", ".zst");
             try {
                 List<List<double[]>> runs = new ArrayList<>();
@@ -94,11 +85,6 @@ class IngestFloorBenchmark {
         }
     }
 
-    private static long processCpuNanos() {
-        return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean())
-                .getProcessCpuTime();
-    }
-
     private static double[] medians(List<double[]> xs) {
         double[] m = new double[2];
         for (int i = 0; i < 2; i++) {
@@ -109,87 +95,56 @@ class IngestFloorBenchmark {
         return m;
     }
 
-    /** The 1 MiB-dump backlog of IngestThroughputBenchmark (16 records of 48 KiB, bf16/fp16/fp32, 4 ranks). */
-    private static long publish(LocalKafka kafka, String topic) throws Exception {
-        SyntheticRanks.Config c = new SyntheticRanks.Config();
-        c.runId = "floor";
-        c.worldSize = 4;
-        c.records = 16;
-        c.payloadBytes = 48 << 10;
-        c.dtypes = List.of("bfloat16", "float16", "float32");
-        c.truncatedDumpShare = 0;
-        SyntheticRanks sim = new SyntheticRanks(1, c.validate());
-        long bytes = 0;
-        long messages = 0;
-        try (DumpPublisher p = new DumpPublisher(PublisherConfig.builder(kafka.bootstrapServers()).topic(topic).build())) {
-            for (long launch = 0; bytes < TOTAL_BYTES; launch++) {
-                for (int rank = 0; rank < 4 && bytes < TOTAL_BYTES; rank++) {
-                    DumpBuilder.Dump d = sim.dump(rank, launch).build();
-                    messages += 1 + p.publish(d.manifest(), ByteBuffer.wrap(d.buffer())).chunks();
-                    bytes += d.buffer().length;
-                }
-            }
-        }
-        return messages;
-    }
-
     /** {MiB/s, process CPU ms per MiB} of reading the whole topic once in {@code mode}. */
     private static double[] consume(LocalKafka kafka, String topic, long messages, Mode mode, Path out) throws Exception {
-        Properties p = new Properties();
-        p.put("bootstrap.servers", kafka.bootstrapServers());
-        p.put("key.deserializer", ByteArrayDeserializer.class.getName());
-        p.put("value.deserializer", ByteArrayDeserializer.class.getName());
-        p.put("max.partition.fetch.bytes", Integer.toString(LocalKafka.MAX_MESSAGE_BYTES));
-        p.put("fetch.max.bytes", Integer.toString(64 << 20));
         CRC32C crc = new CRC32C();
         byte[] dst = new byte[(int) Math.max(Zstd.compressBound(LocalKafka.MAX_MESSAGE_BYTES),
                 Snappy.maxCompressedLength(LocalKafka.MAX_MESSAGE_BYTES))];
-        long sink = 0;
-        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p);
-             FileChannel file = FileChannel.open(out, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
-            List<TopicPartition> parts = new ArrayList<>();
-            consumer.partitionsFor(topic).forEach(i -> parts.add(new TopicPartition(topic, i.partition())));
-            consumer.assign(parts);
-            consumer.seekToBeginning(parts);
-            long n = 0;
-            long bytes = 0;
-            long t0 = System.nanoTime();
-            long cpu0 = processCpuNanos();
-            while (n < messages) {
-                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(500))) {
-                    n++;
-                    byte[] v = r.value();
-                    if (v == null) {
-                        continue;
-                    }
-                    bytes += v.length;
-                    if (mode != Mode.RAW) {
-                        crc.reset();
-                        crc.update(v, 0, v.length);
-                        sink += crc.getValue();
-                    }
-                    if (mode.ordinal() >= Mode.FLOOR.ordinal()) {
-                        long len = mode == Mode.SNAPPY ? Snappy.compress(v, 0, v.length, dst, 0)
-                                : Zstd.compressByteArray(dst, 0, dst.length, v, 0, v.length, mode == Mode.ZSTD1 ? 1 : ZSTD_LEVEL);
-                        if (mode != Mode.SNAPPY && Zstd.isError(len)) {
-                            throw new IllegalStateException("zstd: " + Zstd.getErrorName(len));
-                        }
-                        ByteBuffer b = ByteBuffer.wrap(dst, 0, (int) len);
-                        while (b.hasRemaining()) {
-                            file.write(b);
-                        }
-                    }
+        long[] sink = new long[1];
+        try (FileChannel file = FileChannel.open(out, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
+            double[] r = IngestThroughputBenchmark.consumeAll(kafka, topic, messages, v -> {
+                if (mode != Mode.RAW) {
+                    crc.reset();
+                    crc.update(v, 0, v.length);
+                    sink[0] += crc.getValue();
                 }
-            }
+                if (mode.ordinal() >= Mode.FLOOR.ordinal()) {
+                    write(file, dst, compress(mode, v, dst));
+                }
+            });
             if (mode.ordinal() >= Mode.FLOOR.ordinal()) {
-                file.force(false);
+                file.force(false); // inside the timing would be fairer, but one fsync of ~350 MiB is noise beside the loop
             }
-            double secs = (System.nanoTime() - t0) / 1e9;
-            double cpuMs = (processCpuNanos() - cpu0) / 1e6;
-            if (sink == 42) {
+            if (sink[0] == 42) {
                 System.out.println(); // keeps the CRC from being optimised away
             }
-            return new double[] {bytes / MIB / secs, cpuMs / (bytes / MIB)};
+            return r;
+        }
+    }
+
+    private static int compress(Mode mode, byte[] v, byte[] dst) {
+        try {
+            if (mode == Mode.SNAPPY) {
+                return Snappy.compress(v, 0, v.length, dst, 0);
+            }
+            long len = Zstd.compressByteArray(dst, 0, dst.length, v, 0, v.length, mode == Mode.ZSTD1 ? 1 : ZSTD_LEVEL);
+            if (Zstd.isError(len)) {
+                throw new IllegalStateException("zstd: " + Zstd.getErrorName(len));
+            }
+            return (int) len;
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    private static void write(FileChannel file, byte[] dst, int len) {
+        try {
+            ByteBuffer b = ByteBuffer.wrap(dst, 0, len);
+            while (b.hasRemaining()) {
+                file.write(b);
+            }
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
         }
     }
 }

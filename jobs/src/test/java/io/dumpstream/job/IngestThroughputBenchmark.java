@@ -156,7 +156,7 @@ class IngestThroughputBenchmark {
         }
     }
 
-    private static Backlog publish(LocalKafka kafka, String topic, Shape shape, long seed, long total, double rate)
+    static Backlog publish(LocalKafka kafka, String topic, Shape shape, long seed, long total, double rate)
             throws Exception {
         SyntheticRanks.Config c = new SyntheticRanks.Config();
         c.runId = "bench";
@@ -203,6 +203,11 @@ class IngestThroughputBenchmark {
      * milliseconds per MiB (the broker serving the fetches included)}.
      */
     private static double[] consumeAll(LocalKafka kafka, String topic, long messages) {
+        return consumeAll(kafka, topic, messages, v -> { });
+    }
+
+    /** {@link #consumeAll(LocalKafka, String, long)} with {@code work} done on every message value in the loop. */
+    static double[] consumeAll(LocalKafka kafka, String topic, long messages, java.util.function.Consumer<byte[]> work) {
         Properties p = new Properties();
         p.put("bootstrap.servers", kafka.bootstrapServers());
         p.put("key.deserializer", ByteArrayDeserializer.class.getName());
@@ -221,7 +226,10 @@ class IngestThroughputBenchmark {
             while (n < messages) {
                 for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(500))) {
                     n++;
-                    bytes += r.value() == null ? 0 : r.value().length;
+                    if (r.value() != null) {
+                        bytes += r.value().length;
+                        work.accept(r.value());
+                    }
                 }
             }
             return new double[] {bytes / MIB / ((System.nanoTime() - t0) / 1e9), (processCpuNanos() - cpu0) / 1e6 / (bytes / MIB)};
