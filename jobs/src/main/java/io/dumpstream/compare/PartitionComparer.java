@@ -1,5 +1,6 @@
 package io.dumpstream.compare;
 
+import io.dumpstream.job.HeapShare;
 import io.dumpstream.schema.FirstDivergence;
 
 import org.apache.flink.core.fs.FSDataInputStream;
@@ -40,7 +41,7 @@ public final class PartitionComparer implements Closeable {
      * Two decoded pages and their compressed reads are held at once: a page larger than an eighth
      * of the heap could not be compared anyway, and a corrupt size must not allocate it.
      */
-    private final int maxPageBytes = (int) Math.min(Integer.MAX_VALUE - 64, Runtime.getRuntime().maxMemory() / 8);
+    private final int maxPageBytes = (int) Math.min(Integer.MAX_VALUE - 64, HeapShare.bytes());
     /** Payload bytes of the pairs compared (both sides). */
     long bytesCompared;
     /** Wall-clock milliseconds of the last payload read (0 before the first). */

@@ -113,7 +113,7 @@ public class DumpAssembler extends KeyedProcessFunction<String, L1Message, Recor
         // a record's slot is allocated when it starts: whatever the configuration says, a claim may
         // never take more than an eighth of this TaskManager's heap (several dumps and subtasks, and
         // the decoder's and the writer's copies, share it)
-        long heapShare = Runtime.getRuntime().maxMemory() / 8;
+        long heapShare = HeapShare.bytes();
         maxRecordBytes = Math.min(settings.maxRecordBytes(), heapShare);
         if (maxRecordBytes < settings.maxRecordBytes()) {
             org.slf4j.LoggerFactory.getLogger(DumpAssembler.class).info("max record bytes {} (an eighth of the heap"

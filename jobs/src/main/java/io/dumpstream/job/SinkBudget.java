@@ -38,7 +38,7 @@ final class SinkBudget implements Serializable {
     long limitBytes() {
         if (limit == 0) {
             limit = configuredBytes > 0 ? configuredBytes
-                    : Math.max(MIN_AUTO_LIMIT, Runtime.getRuntime().maxMemory() / 8);
+                    : Math.max(MIN_AUTO_LIMIT, HeapShare.bytes());
         }
         return limit;
     }
