@@ -34,6 +34,8 @@ java_opts=(--add-exports=java.base/sun.net.util=ALL-UNNAMED --add-exports=java.r
     --add-opens=java.base/java.util=ALL-UNNAMED --add-opens=java.base/java.util.concurrent=ALL-UNNAMED
     --add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED
     --add-opens=java.base/java.util.concurrent.locks=ALL-UNNAMED)
+# and to TaskManagers only (its env.java.opts.taskmanager, also written to the configuration below)
+tm_java_opts=(-XX:+UseParallelGC)
 
 die() {
     echo "cluster.sh: $*" >&2
@@ -114,6 +116,9 @@ heartbeat.rpc-failure-threshold: 2
 metrics.reporter.prom.factory.class: org.apache.flink.metrics.prometheus.PrometheusReporterFactory
 metrics.reporter.prom.port: $((rest_port + 2))-$((rest_port + 11))
 env.java.opts.all: ${java_opts[*]}
+# short-lived multi-MiB payload arrays: the parallel collector costs the job far less CPU than G1
+# (BENCHMARKS.md, "Ingest end to end")
+env.java.opts.taskmanager: ${tm_java_opts[*]}
 EOF
     cat >"$conf/log4j.properties" <<'EOF'
 rootLogger.level = INFO
@@ -132,12 +137,14 @@ EOF
 start_process() {
     local name=$1 main=$2 resources=$3
     shift 3
+    local role_opts=()
+    [ "$resources" = GET_TM_RESOURCE_PARAMS ] && role_opts=("${tm_java_opts[@]}")
     local params jvm dyn
     params="$(resource_params "$resources")"
     jvm="$(sed -n 1p <<<"$params")"
     dyn="$(sed -n 2p <<<"$params")"
     # shellcheck disable=SC2086 # flag lists from BashJavaUtils are meant to split
-    setsid nohup "$java_bin" $jvm "${java_opts[@]}" -Dlog.file="$logs/$name.log" \
+    setsid nohup "$java_bin" $jvm "${java_opts[@]}" "${role_opts[@]}" -Dlog.file="$logs/$name.log" \
         -Dlog4j.configurationFile="$conf/log4j.properties" -cp "$cp" "$main" --configDir "$conf" $dyn "$@" \
         >"$logs/$name.out" 2>&1 </dev/null &
     echo $! >"$state/$name.pid"

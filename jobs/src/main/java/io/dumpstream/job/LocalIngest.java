@@ -27,6 +27,23 @@ public final class LocalIngest implements AutoCloseable {
     /** Savepoints taken on stop go here, below the checkpoint directory. */
     public static final String SAVEPOINTS = "savepoints";
 
+    /**
+     * A line for the user when this JVM collects garbage with G1: every payload passes through a few
+     * short-lived multi-MiB arrays, which G1 allocates as humongous objects and reclaims with concurrent
+     * cycles, so the job costs 1.4-2x the CPU per MiB it costs with the parallel collector
+     * (BENCHMARKS.md, "Ingest end to end"). Null with any other collector.
+     */
+    public static String collectorHint() {
+        for (java.lang.management.GarbageCollectorMXBean gc
+                : java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()) {
+            if (gc.getName().startsWith("G1")) {
+                return "note: this JVM collects garbage with G1; the ingest job needs 1.4-2x less CPU per MiB with "
+                        + "the parallel collector: java -XX:+UseParallelGC -jar dumpstream.jar ...";
+            }
+        }
+        return null;
+    }
+
     private final IngestConfig config;
     private final JobClient client;
     private final String resumedFrom;

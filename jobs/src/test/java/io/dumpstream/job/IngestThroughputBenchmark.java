@@ -127,6 +127,10 @@ class IngestThroughputBenchmark {
                         + " p50 %.0f ms, p95 %.0f ms over %.0f dumps", shape.name, lat[0], lat[1], lat[2]));
             }
         }
+        report.add(0, "garbage collector: " + java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()
+                .stream().map(java.lang.management.GarbageCollectorMXBean::getName).toList()
+                + " (-Dtest.jvmArgs=-XX:+UseParallelGC to change it); " + Runtime.getRuntime().availableProcessors()
+                + " cores");
         System.out.println();
         report.forEach(System.out::println);
     }

@@ -11,14 +11,16 @@ import java.util.TreeMap;
  * CPU time per group of threads between two snapshots, to say which stage of a benchmark spends
  * the CPU: threads are grouped by name with subtask indices and numbers dropped (Flink names a
  * task thread after its chain, e.g. "decode records and statistics -> write snapshots ..."), so a
- * group is a chain or a pool. Threads that ended between the snapshots are missed; what the
- * process spent beyond the groups (garbage collection, JIT compilers) is reported as the rest.
+ * group is a chain or a pool. The JVM's own threads (garbage collector, JIT compilers, VM thread),
+ * which the thread bean does not list, are read from {@code /proc/self/task} on Linux. Threads that
+ * ended between the snapshots are missed; what the process spent beyond the groups is the rest.
  */
 final class ThreadCpu {
     private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 
     private final Map<Long, Long> start = new HashMap<>();
     private final long processStart;
+    private final Map<String, Long> vmStart = vmThreads();
 
     ThreadCpu() {
         processStart = IngestThroughputBenchmark.processCpuNanos();
@@ -42,8 +44,43 @@ final class ThreadCpu {
             groups.merge(group(info.getThreadName()), d, Long::sum);
             sum += d;
         }
-        groups.put("(rest of the process: GC, JIT, ended threads)", Math.max(0, process - sum));
+        for (Map.Entry<String, Long> e : vmThreads().entrySet()) {
+            long d = e.getValue() - vmStart.getOrDefault(e.getKey(), 0L);
+            groups.merge(e.getKey(), d, Long::sum);
+            sum += d;
+        }
+        groups.put("(rest of the process: ended threads, others)", Math.max(0, process - sum));
         return groups;
+    }
+
+    /** CPU nanoseconds of the JVM's own threads by kind, from /proc/self/task (empty elsewhere). */
+    private static Map<String, Long> vmThreads() {
+        Map<String, Long> kinds = new HashMap<>();
+        java.io.File[] tasks = new java.io.File("/proc/self/task").listFiles();
+        if (tasks == null) {
+            return kinds;
+        }
+        long nanosPerTick = 10_000_000L; // USER_HZ is 100 on Linux
+        for (java.io.File t : tasks) {
+            try {
+                String stat = java.nio.file.Files.readString(t.toPath().resolve("stat"));
+                int open = stat.indexOf('(');
+                int close = stat.lastIndexOf(')');
+                String comm = stat.substring(open + 1, close);
+                String kind = comm.startsWith("GC Thread") || comm.startsWith("G1 ") ? "(JVM: garbage collector)"
+                        : comm.startsWith("C1 Compiler") || comm.startsWith("C2 Compiler") ? "(JVM: JIT compilers)"
+                        : comm.startsWith("VM Thread") ? "(JVM: VM thread)" : null;
+                if (kind == null) {
+                    continue;
+                }
+                String[] f = stat.substring(close + 2).split(" ");
+                long ticks = Long.parseLong(f[11]) + Long.parseLong(f[12]); // utime, stime
+                kinds.merge(kind, ticks * nanosPerTick, Long::sum);
+            } catch (java.io.IOException | RuntimeException e) {
+                // a thread that ended while being read
+            }
+        }
+        return kinds;
     }
 
     static String group(String name) {
