@@ -36,6 +36,11 @@ class DemoCommandTest {
                 "--records", "5", "--payload-bytes", "2048", "--parallelism", "2", "--timeout", "3m");
         String text = out.toString(StandardCharsets.UTF_8);
         assertEquals(0, status, text + err.toString(StandardCharsets.UTF_8));
+        // the collector note: present exactly when this JVM runs G1 (the surefire JVM's default here)
+        boolean g1 = java.lang.management.ManagementFactory.getGarbageCollectorMXBeans().stream()
+                .anyMatch(gc -> gc.getName().startsWith("G1"));
+        assertEquals(g1, err.toString(StandardCharsets.UTF_8).contains("java -XX:+UseParallelGC -jar dumpstream.jar"),
+                err.toString(StandardCharsets.UTF_8));
 
         // every dump exactly once: 2 ranks x 3 launches of run 'demo', and the four bundled examples
         List<String> dumps = new ArrayList<>();

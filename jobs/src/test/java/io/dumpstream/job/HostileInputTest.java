@@ -112,7 +112,7 @@ class HostileInputTest {
             assertEquals(JobStatus.RUNNING, run.client.getJobStatus().get(), "the job keeps running");
 
             Expected got = new Expected();
-            got.addLanded(run.out);
+            got.addTables(run.out, Map.of());
             Map<String, Kind> kindOf = new HashMap<>();
             cases.forEach(c -> kindOf.put(c.key, c.kind));
             for (String table : List.of("dumps", "rejects", "snapshots")) {
@@ -159,7 +159,7 @@ class HostileInputTest {
             w.commit();
         }
         Expected want = new Expected();
-        want.addOffline(offline, fileToKey);
+        want.addTables(offline, fileToKey);
         for (Case c : cases) {
             if (c.chunks != null) {
                 want.addModel(c);
@@ -226,15 +226,11 @@ class HostileInputTest {
         final Map<String, List<String>> rows = new TreeMap<>(Map.of("dumps", new ArrayList<>(),
                 "rejects", new ArrayList<>(), "snapshots", new ArrayList<>()));
 
-        void addOffline(Path root, Map<String, String> fileToKey) throws Exception {
-            addTables(root, fileToKey);
-        }
-
-        void addLanded(Path root) throws Exception {
-            addTables(root, Map.of());
-        }
-
-        private void addTables(Path root, Map<String, String> rename) throws Exception {
+        /**
+         * The rows of the three tables under {@code root}; {@code rename} maps the dump ids of
+         * offline-decoded files to the keys they were sent under (empty for what the job landed).
+         */
+        void addTables(Path root, Map<String, String> rename) throws Exception {
             for (Map<String, Object> r : DuckDb.query("SELECT dump_id, outcome, coalesce(reason, '-') AS reason,"
                     + " records, accepted, rejected FROM read_parquet(" + DuckDb.glob(root, "dumps/**/*.parquet") + ")")) {
                 add("dumps", rename.getOrDefault((String) r.get("dump_id"), (String) r.get("dump_id")), r.get("outcome"),
