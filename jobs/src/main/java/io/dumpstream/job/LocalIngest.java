@@ -37,8 +37,8 @@ public final class LocalIngest implements AutoCloseable {
         for (java.lang.management.GarbageCollectorMXBean gc
                 : java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()) {
             if (gc.getName().startsWith("G1")) {
-                return "note: this JVM collects garbage with G1; the ingest job needs 1.4-2x less CPU per MiB with "
-                        + "the parallel collector: java -XX:+UseParallelGC -jar dumpstream.jar ...";
+                return "note: this JVM collects garbage with G1, under which the ingest job takes 1.4-2x the CPU per MiB"
+                        + " it takes with the parallel collector: java -XX:+UseParallelGC -jar dumpstream.jar ...";
             }
         }
         return null;
