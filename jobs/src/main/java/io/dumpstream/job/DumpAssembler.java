@@ -61,7 +61,7 @@ import java.util.TreeMap;
  * decided, and after the outcome only a small {@link DoneMarker} until the retention timer clears
  * it. Chunks that arrive in order are consumed at once and never stored.
  */
-public class DumpAssembler extends KeyedProcessFunction<String, L1Message, RecordWork>
+public class DumpAssembler extends KeyedProcessFunction<DumpKey, L1Message, RecordWork>
         implements CheckpointedFunction, CheckpointListener {
     private static final long serialVersionUID = 1L;
 
@@ -437,7 +437,7 @@ public class DumpAssembler extends KeyedProcessFunction<String, L1Message, Recor
 
     private void onTimeout(Attempt attempt, Context ctx, Collector<RecordWork> out) throws Exception {
         L1Message manifestMsg = manifestState.value();
-        String key = ctx.getCurrentKey();
+        String key = ctx.getCurrentKey().id;
         if (manifestMsg == null) {
             List<L1Message> held = new ArrayList<>();
             for (L1Message c : pendingState.values()) {

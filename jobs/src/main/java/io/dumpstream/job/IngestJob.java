@@ -11,6 +11,7 @@ import io.dumpstream.table.ParquetWriters;
 import org.apache.avro.specific.SpecificRecord;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.typeinfo.TypeHint;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.ExternalizedCheckpointRetention;
@@ -39,7 +40,7 @@ import java.util.Properties;
  * The ingestion job: Kafka (manifests and chunks) to the three Parquet tables, exactly once.
  *
  * <pre>
- * KafkaSource -> keyBy(dump id) -> DumpAssembler --accepted records--> keyBy(partition) -> SnapshotDecoder -> FileSink snapshots
+ * KafkaSource -> keyBy(dump id, placed by rank) -> DumpAssembler --accepted records--> SnapshotDecoder -> FileSink snapshots
  *                                      |--rejects-----------------------------------------------------------> FileSink rejects
  *                                      |--outcomes----------------------------------------------------------> FileSink dumps
  *                                      '--dead letters--> DlqResolver -> KafkaSink (transactional) <topic>.dlq
@@ -139,14 +140,16 @@ public final class IngestJob {
                 .uid("kafka-source");
         messages = afterSource.apply(messages);
 
+        // every dump of a rank goes to one subtask (DumpKey), so decoder and sinks chain to the assembler:
+        // payloads are not shuffled again, and each partition (run/rank/stage) still has one writer
+        int keyGroups = c.maxParallelism;
         SingleOutputStreamOperator<RecordWork> accepted = messages
-                .keyBy(m -> m.key)
+                .keyBy(m -> DumpKey.of(m.key, keyGroups), TypeInformation.of(DumpKey.class))
                 .process(new DumpAssembler(c.assembler()))
                 .uid("assembler")
                 .name("assemble and validate dumps");
 
         SingleOutputStreamOperator<Routed<TensorSnapshot>> snapshots = accepted
-                .keyBy(w -> w.bucket)
                 .map(new SnapshotDecoder())
                 .returns(new TypeHint<Routed<TensorSnapshot>>() { })
                 .uid("decoder")

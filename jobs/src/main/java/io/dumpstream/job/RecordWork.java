@@ -12,7 +12,7 @@ public class RecordWork {
     public int recordIndex;
     public RecordPlan plan;
     public byte[] payload;
-    /** Escaped snapshots partition path, the key that spreads decoding over the subtasks. */
+    /** Escaped snapshots partition path: the bucket the snapshot sink writes the row to. */
     public String bucket;
 
     public RecordWork() {

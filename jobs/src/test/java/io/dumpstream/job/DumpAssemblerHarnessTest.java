@@ -9,7 +9,7 @@ import io.dumpstream.manifest.Manifests;
 import io.dumpstream.publish.L1Headers;
 import io.dumpstream.schema.DumpManifest;
 
-import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
 import org.apache.flink.streaming.api.operators.KeyedProcessOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
@@ -29,10 +29,10 @@ class DumpAssemblerHarnessTest {
     private static final AssemblerSettings SETTINGS =
             new AssemblerSettings(Duration.ofSeconds(60), Duration.ofSeconds(600), 1 << 20, 1024);
 
-    private static KeyedOneInputStreamOperatorTestHarness<String, L1Message, RecordWork> harness() throws Exception {
-        KeyedOneInputStreamOperatorTestHarness<String, L1Message, RecordWork> h =
+    private static KeyedOneInputStreamOperatorTestHarness<DumpKey, L1Message, RecordWork> harness() throws Exception {
+        KeyedOneInputStreamOperatorTestHarness<DumpKey, L1Message, RecordWork> h =
                 new KeyedOneInputStreamOperatorTestHarness<>(new KeyedProcessOperator<>(new DumpAssembler(SETTINGS)),
-                        m -> m.key, Types.STRING);
+                        m -> DumpKey.of(m.key, 128), TypeInformation.of(DumpKey.class));
         h.setup();
         return h;
     }
@@ -69,11 +69,11 @@ class DumpAssemblerHarnessTest {
         return out;
     }
 
-    private static List<Integer> accepted(KeyedOneInputStreamOperatorTestHarness<String, L1Message, RecordWork> h) {
+    private static List<Integer> accepted(KeyedOneInputStreamOperatorTestHarness<DumpKey, L1Message, RecordWork> h) {
         return h.extractOutputValues().stream().map(w -> w.recordIndex).sorted().collect(Collectors.toList());
     }
 
-    private static List<String> outcomes(KeyedOneInputStreamOperatorTestHarness<String, L1Message, RecordWork> h) {
+    private static List<String> outcomes(KeyedOneInputStreamOperatorTestHarness<DumpKey, L1Message, RecordWork> h) {
         List<String> o = new ArrayList<>();
         var side = h.getSideOutput(DumpAssembler.OUTCOMES);
         if (side != null) {
