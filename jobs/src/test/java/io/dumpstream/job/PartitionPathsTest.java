@@ -14,16 +14,20 @@ import io.dumpstream.testing.SharedKafka;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.stream.Stream;
 
 /**
  * Hostile run ids and stage names through the broker and the job: every file lands under the
@@ -72,21 +76,19 @@ class PartitionPathsTest {
             // 1. every file under the root, in the layout, no segment over the limit
             Path root = run.out.toRealPath();
             io.dumpstream.testing.TableLayout.assertLayout(run.out);
-            try (Stream<Path> files = Files.walk(dir)) {
-                for (Path f : files.toList()) {
-                    Path real;
-                    try {
-                        real = f.toRealPath();
-                    } catch (java.nio.file.NoSuchFileException gone) {
-                        continue; // the job still runs: a checkpoint's or a part's in-progress file was renamed away
-                    }
-                    if (!real.startsWith(root)) {
-                        assertTrue(real.startsWith(dir.resolve("checkpoints").toRealPath()) || real.equals(dir.toRealPath()),
-                                "outside the output root: " + real);
-                    }
-                    assertTrue(f.getFileName().toString().getBytes(StandardCharsets.UTF_8).length
-                            <= HivePartition.MAX_SEGMENT_BYTES, "segment too long: " + f);
+            for (Path f : walkWhileRunning(dir)) {
+                Path real;
+                try {
+                    real = f.toRealPath();
+                } catch (NoSuchFileException gone) {
+                    continue;
                 }
+                if (!real.startsWith(root)) {
+                    assertTrue(real.startsWith(dir.resolve("checkpoints").toRealPath()) || real.equals(dir.toRealPath()),
+                            "outside the output root: " + real);
+                }
+                assertTrue(f.getFileName().toString().getBytes(StandardCharsets.UTF_8).length
+                        <= HivePartition.MAX_SEGMENT_BYTES, "segment too long: " + f);
             }
 
             // 2. DuckDB: full names from the rows, Hive-decoded partition values
@@ -115,5 +117,44 @@ class PartitionPathsTest {
             System.out.printf("partition paths: %d hostile names as run ids and stages landed under the root; shortened"
                     + " with a digest: %s%n", NAMES.size(), shortened);
         }
+    }
+
+    /**
+     * Every path under {@code dir} while the job still runs: checkpoint directories and files, and
+     * in-progress part files, may be renamed or deleted between being listed and being read, and are
+     * then left out (the caller skips those that vanish after the walk the same way).
+     */
+    private static List<Path> walkWhileRunning(Path dir) throws IOException {
+        List<Path> paths = new ArrayList<>();
+        Files.walkFileTree(dir, new SimpleFileVisitor<>() {
+            @Override
+            public FileVisitResult preVisitDirectory(Path d, BasicFileAttributes attrs) {
+                paths.add(d);
+                return FileVisitResult.CONTINUE;
+            }
+
+            @Override
+            public FileVisitResult visitFile(Path f, BasicFileAttributes attrs) {
+                paths.add(f);
+                return FileVisitResult.CONTINUE;
+            }
+
+            @Override
+            public FileVisitResult visitFileFailed(Path f, IOException e) throws IOException {
+                if (e instanceof NoSuchFileException) {
+                    return FileVisitResult.CONTINUE;
+                }
+                throw e;
+            }
+
+            @Override
+            public FileVisitResult postVisitDirectory(Path d, IOException e) throws IOException {
+                if (e != null && !(e instanceof NoSuchFileException)) {
+                    throw e;
+                }
+                return FileVisitResult.CONTINUE;
+            }
+        });
+        return paths;
     }
 }
