@@ -91,10 +91,7 @@ public final class DemoCommand implements Command {
                 out.printf("demo: ingestion job %s on a local MiniCluster, parallelism %d, tables under %s%n",
                         job.client().getJobID(), job.config().parallelism, root);
                 out.flush();
-                String hint = LocalIngest.collectorHint();
-                if (hint != null) {
-                    err.println(hint);
-                }
+                LocalIngest.noteCollector(err);
                 String[] sim = {"--bootstrap", c.bootstrap, "--ranks", Integer.toString(ranks),
                     "--launches", Integer.toString(launches), "--records", a.get("records", "16"),
                     "--payload-bytes", a.get("payload-bytes", "16384"), "--seed", a.get("seed", "1"),

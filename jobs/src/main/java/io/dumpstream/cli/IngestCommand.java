@@ -56,10 +56,7 @@ public final class IngestCommand implements Command {
                 job.client().getJobID(), job.config().parallelism, c.topic, c.out,
                 job.resumedFrom() == null ? "" : ", resumed from " + job.resumedFrom()));
         out.flush();
-        String hint = LocalIngest.collectorHint();
-        if (hint != null) {
-            err.println(hint);
-        }
+        LocalIngest.noteCollector(err);
         IngestProgress progress = new IngestProgress();
         while (!stop.await(10, TimeUnit.SECONDS)) {
             JobStatus s = job.status();

@@ -28,20 +28,20 @@ public final class LocalIngest implements AutoCloseable {
     public static final String SAVEPOINTS = "savepoints";
 
     /**
-     * A line for the user when this JVM collects garbage with G1: every payload passes through a few
-     * short-lived multi-MiB arrays, which G1 allocates as humongous objects and reclaims with concurrent
-     * cycles, so the job costs 1.4-2x the CPU per MiB it costs with the parallel collector
-     * (BENCHMARKS.md, "Ingest end to end"). Null with any other collector.
+     * Tells the user on {@code err} when this JVM collects garbage with G1: every payload passes
+     * through a few short-lived multi-MiB arrays, which G1 allocates as humongous objects and reclaims
+     * with concurrent cycles, so the job costs 1.4-2x the CPU per MiB it costs with the parallel
+     * collector (BENCHMARKS.md, "Ingest end to end"). Says nothing under any other collector.
      */
-    public static String collectorHint() {
+    public static void noteCollector(java.io.PrintStream err) {
         for (java.lang.management.GarbageCollectorMXBean gc
                 : java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()) {
             if (gc.getName().startsWith("G1")) {
-                return "note: this JVM collects garbage with G1, under which the ingest job takes 1.4-2x the CPU per MiB"
-                        + " it takes with the parallel collector: java -XX:+UseParallelGC -jar dumpstream.jar ...";
+                err.println("note: this JVM collects garbage with G1, under which the ingest job takes 1.4-2x the CPU"
+                        + " per MiB it takes with the parallel collector: java -XX:+UseParallelGC -jar dumpstream.jar ...");
+                return;
             }
         }
-        return null;
     }
 
     private final IngestConfig config;
