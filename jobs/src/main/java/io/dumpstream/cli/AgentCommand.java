@@ -1,5 +1,9 @@
 package io.dumpstream.cli;
 
+import io.dumpstream.options.KafkaClientProperties;
+import io.dumpstream.options.UsageException;
+import io.dumpstream.options.Args;
+
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,5 +1,7 @@
 package io.dumpstream.cli;
 
+import io.dumpstream.options.UsageException;
+import io.dumpstream.options.Args;
 import io.dumpstream.compare.CompareConfig;
 import io.dumpstream.compare.CompareJob;
 import io.dumpstream.compare.PairKey;

@@ -1,5 +1,7 @@
 package io.dumpstream.cli;
 
+import io.dumpstream.options.UsageException;
+import io.dumpstream.options.Args;
 import io.dumpstream.decode.OfflineDecoder;
 import io.dumpstream.table.TableWriter;
 

@@ -1,5 +1,7 @@
 package io.dumpstream.cli;
 
+import io.dumpstream.options.UsageException;
+import io.dumpstream.options.Args;
 import io.dumpstream.job.IngestConfig;
 import io.dumpstream.job.LocalIngest;
 import io.dumpstream.local.LocalKafka;

@@ -1,5 +1,6 @@
 package io.dumpstream.cli;
 
+import io.dumpstream.options.KafkaClientProperties;
 import io.dumpstream.job.IngestConfig;
 import io.dumpstream.job.IngestJob;
 import io.dumpstream.job.LocalIngest;

@@ -1,5 +1,7 @@
 package io.dumpstream.cli;
 
+import io.dumpstream.options.UsageException;
+
 import java.io.PrintStream;
 import java.util.Arrays;
 import java.util.LinkedHashMap;

@@ -1,5 +1,9 @@
 package io.dumpstream.cli;
 
+import io.dumpstream.options.KafkaClientProperties;
+import io.dumpstream.options.UsageException;
+import io.dumpstream.options.Args;
+
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import io.dumpstream.format.DumpBuilder;

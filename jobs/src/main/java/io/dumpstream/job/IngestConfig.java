@@ -1,8 +1,8 @@
 package io.dumpstream.job;
 
 import io.dumpstream.assemble.DumpAssembly;
-import io.dumpstream.cli.Args;
-import io.dumpstream.cli.UsageException;
+import io.dumpstream.options.Args;
+import io.dumpstream.options.UsageException;
 import io.dumpstream.publish.PublisherConfig;
 
 import java.io.Serializable;

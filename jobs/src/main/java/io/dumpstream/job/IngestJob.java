@@ -1,6 +1,6 @@
 package io.dumpstream.job;
 
-import io.dumpstream.cli.KafkaClientProperties;
+import io.dumpstream.options.KafkaClientProperties;
 import io.dumpstream.manifest.AvroTrust;
 import io.dumpstream.schema.DumpOutcome;
 import io.dumpstream.schema.RejectedRecord;

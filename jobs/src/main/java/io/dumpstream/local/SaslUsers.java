@@ -9,7 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.regex.Pattern;
 
-import io.dumpstream.cli.KafkaClientProperties;
+import io.dumpstream.options.KafkaClientProperties;
 
 /**
  * The users file of {@code kafka --sasl-users FILE}: one {@code user=password} a line, blank lines

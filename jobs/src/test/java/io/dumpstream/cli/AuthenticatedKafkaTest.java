@@ -1,5 +1,8 @@
 package io.dumpstream.cli;
 
+import io.dumpstream.options.KafkaClientProperties;
+import io.dumpstream.options.UsageException;
+import io.dumpstream.options.Args;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;

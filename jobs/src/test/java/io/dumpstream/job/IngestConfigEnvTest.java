@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import io.dumpstream.cli.UsageException;
+import io.dumpstream.options.UsageException;
 
 import org.junit.jupiter.api.Test;
 

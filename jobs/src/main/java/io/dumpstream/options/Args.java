@@ -1,4 +1,4 @@
-package io.dumpstream.cli;
+package io.dumpstream.options;
 
 import java.util.ArrayList;
 import java.util.Collections;

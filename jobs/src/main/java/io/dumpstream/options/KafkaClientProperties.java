@@ -1,4 +1,4 @@
-package io.dumpstream.cli;
+package io.dumpstream.options;
 
 import java.io.IOException;
 import java.io.Reader;

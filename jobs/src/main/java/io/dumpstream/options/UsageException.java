@@ -1,4 +1,4 @@
-package io.dumpstream.cli;
+package io.dumpstream.options;
 
 /** Unusable command-line arguments; the message names the option and the value. */
 public final class UsageException extends RuntimeException {
