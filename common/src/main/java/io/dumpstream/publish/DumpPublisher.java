@@ -8,6 +8,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.List;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
@@ -43,12 +44,22 @@ public final class DumpPublisher implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(DumpPublisher.class);
 
     private final PublisherConfig config;
+    private final ReadFault fault;
     private final Producer<byte[], byte[]> producer;
     private final BlockingQueue<byte[]> pool;
     private int pooledBuffers;
 
     public DumpPublisher(PublisherConfig config) {
+        this(config, ReadFault.NONE);
+    }
+
+    /**
+     * A publisher whose buffer file reads first pass through {@code fault}, which may throw an
+     * IOException for a range: the seam tests use to make a chunk unreadable on a real file.
+     */
+    public DumpPublisher(PublisherConfig config, ReadFault fault) {
         this.config = config;
+        this.fault = fault;
         this.producer = new KafkaProducer<>(config.producerProperties());
         this.pool = new ArrayBlockingQueue<>(config.inFlightChunks());
     }
@@ -60,14 +71,17 @@ public final class DumpPublisher implements AutoCloseable {
     /**
      * Publishes a dump whose buffer is a file.
      *
-     * @throws DumpFormatException the file length differs from buffer_bytes, or the manifest is invalid
+     * A file shorter or longer than buffer_bytes, or a chunk whose range cannot be read, is still
+     * published (see {@link PublishResult#defects()}).
+     *
+     * @throws DumpFormatException the manifest is invalid
      * @throws PublishException    Kafka did not acknowledge a message; names the dump and the chunk
      * @throws IOException         the file could not be read
      */
     public synchronized PublishResult publish(DumpManifest manifest, Path bufferFile)
             throws DumpFormatException, IOException {
         try (FileChannel ch = FileChannel.open(bufferFile, StandardOpenOption.READ)) {
-            return publish(manifest, new FileSource(ch, bufferFile));
+            return publish(manifest, new FileSource(ch, bufferFile, fault));
         }
     }
 
@@ -84,18 +98,22 @@ public final class DumpPublisher implements AutoCloseable {
         long publishTs = System.currentTimeMillis();
         String dumpId = Manifests.dumpId(manifest);
         long bufferBytes = manifest.getBufferBytes();
-        if (source.size() != bufferBytes) {
-            throw new DumpFormatException(ReasonCode.BUFFER_SIZE_MISMATCH, "dump " + dumpId + ": " + source
-                    + " has " + source.size() + " bytes but manifest buffer_bytes is " + bufferBytes);
-        }
         if (bufferBytes < L1Layout.PAYLOAD_BASE || bufferBytes > L1Layout.MAX_TOTAL_BYTES) {
             throw new DumpFormatException(ReasonCode.MANIFEST_INVALID, "dump " + dumpId + ": buffer_bytes "
                     + bufferBytes + " must be in [" + L1Layout.PAYLOAD_BASE + ", " + L1Layout.MAX_TOTAL_BYTES + "]");
         }
+        long fileBytes = source.size();
+        List<String> defects = new ArrayList<>();
+        if (fileBytes != bufferBytes) {
+            defects.add(ReasonCode.BUFFER_SIZE_MISMATCH + ": " + source + " has " + fileBytes
+                    + " bytes but manifest buffer_bytes is " + bufferBytes + "; published the bytes that exist");
+        }
         int chunkBytes = config.chunkBytes();
         int chunks = Math.toIntExact(Manifests.chunkCount(bufferBytes, chunkBytes));
+        Layout layout = new Layout(bufferBytes, fileBytes, chunkBytes, chunks);
 
-        List<Long> crcs = checksums(source, bufferBytes, chunkBytes, chunks);
+        BitSet unreadable = new BitSet(chunks);
+        List<Long> crcs = checksums(source, layout, unreadable, defects);
         DumpManifest sent = withChunks(manifest, chunkBytes, crcs);
         ManifestValidator.validate(sent);
         byte[] manifestValue = config.manifestFormat() == ManifestFormat.AVRO
@@ -112,10 +130,15 @@ public final class DumpPublisher implements AutoCloseable {
         mh.add(L1Headers.KIND, L1Headers.ascii(L1Headers.KIND_MANIFEST));
         mh.add(L1Headers.PUBLISH_TS, ts);
         send(new ProducerRecord<>(config.topic(), null, key, manifestValue, mh), -1, null, acks);
+        int sentChunks = 0;
+        long sentBytes = 0;
         try {
             for (int i = 0; i < chunks && !acks.failed(); i++) {
+                if (unreadable.get(i)) {
+                    continue;
+                }
                 long offset = (long) i * chunkBytes;
-                int length = (int) Math.min(chunkBytes, bufferBytes - offset);
+                int length = layout.sentLength(i);
                 boolean pooled = length == chunkBytes;
                 byte[] value = pooled ? takeBuffer() : new byte[length];
                 try {
@@ -141,6 +164,8 @@ public final class DumpPublisher implements AutoCloseable {
                 h.add(L1Headers.CHUNK_CRC32C, L1Headers.decimal(crc));
                 h.add(L1Headers.PUBLISH_TS, ts);
                 send(new ProducerRecord<>(config.topic(), null, key, value, h), i, pooled ? value : null, acks);
+                sentChunks++;
+                sentBytes += length;
             }
         } finally {
             producer.flush();
@@ -149,10 +174,38 @@ public final class DumpPublisher implements AutoCloseable {
         if (acks.failed()) {
             throw new PublishException(dumpId, acks.failedIndex, acks.error.toString(), acks.error);
         }
-        int messages = 1 + chunks;
-        long bytes = manifestValue.length + bufferBytes;
+        int messages = 1 + sentChunks;
+        long bytes = manifestValue.length + sentBytes;
+        for (String d : defects) {
+            LOG.warn("dump {} published with a defect: {}", dumpId, d);
+        }
         LOG.debug("published dump {}: {} messages, {} bytes", dumpId, messages, bytes);
-        return new PublishResult(dumpId, messages, bytes, chunks, sent);
+        return new PublishResult(dumpId, messages, bytes, sentChunks, sent, List.copyOf(defects));
+    }
+
+    /**
+     * What each chunk message carries when the buffer file's length differs from buffer_bytes, so
+     * the job's per-chunk length check finds exactly the chunks the offline decoder finds:
+     * a chunk inside the file carries its range; a chunk the file ends in carries the bytes that
+     * exist (none for one wholly past the end: an empty chunk, CRC-32C 0); when the file is longer,
+     * the last chunk carries its range plus the excess bytes, at most up to chunk_bytes (at least
+     * one, so a full last chunk is still one byte too long), never the whole excess, so a file of
+     * any length costs at most one chunk more than buffer_bytes.
+     */
+    private record Layout(long bufferBytes, long fileBytes, int chunkBytes, int chunks) {
+        int expectedLength(int i) {
+            return (int) Math.min(chunkBytes, bufferBytes - (long) i * chunkBytes);
+        }
+
+        int sentLength(int i) {
+            long offset = (long) i * chunkBytes;
+            int expected = expectedLength(i);
+            if (i == chunks - 1 && fileBytes > bufferBytes) {
+                long extra = Math.min(fileBytes - bufferBytes, Math.max(1, chunkBytes - expected));
+                return (int) (expected + extra);
+            }
+            return (int) Math.max(0, Math.min(expected, fileBytes - offset));
+        }
     }
 
     /**
@@ -169,14 +222,31 @@ public final class DumpPublisher implements AutoCloseable {
         return copy;
     }
 
-    private List<Long> checksums(Source source, long bufferBytes, int chunkBytes, int chunks) throws IOException {
-        List<Long> crcs = new ArrayList<>(chunks);
+    /**
+     * CRC-32C of every chunk as it will be sent. A chunk whose bytes cannot be read (an I/O error
+     * on its range) is marked in {@code unreadable}, listed with CRC-32C 0 and never sent: the job
+     * records it as CHUNKS_MISSING when the assembly times out.
+     */
+    private List<Long> checksums(Source source, Layout layout, BitSet unreadable, List<String> defects)
+            throws InterruptedIOException {
+        List<Long> crcs = new ArrayList<>(layout.chunks());
         byte[] scratch = takeBuffer();
         try {
-            for (int i = 0; i < chunks; i++) {
-                long offset = (long) i * chunkBytes;
-                int length = (int) Math.min(chunkBytes, bufferBytes - offset);
-                crcs.add(source.crc(offset, length, scratch));
+            for (int i = 0; i < layout.chunks(); i++) {
+                long offset = (long) i * layout.chunkBytes();
+                int length = layout.sentLength(i);
+                byte[] b = length <= scratch.length ? scratch : new byte[length];
+                try {
+                    crcs.add(source.crc(offset, length, b));
+                } catch (InterruptedIOException e) {
+                    throw e;
+                } catch (IOException e) {
+                    unreadable.set(i);
+                    crcs.add(0L);
+                    defects.add(ReasonCode.CHUNKS_MISSING + ": chunk " + i + " (bytes " + offset + ".."
+                            + (offset + length) + ") of " + source + " could not be read (" + e.getMessage()
+                            + "); not published");
+                }
             }
         } finally {
             pool.add(scratch);
@@ -261,6 +331,14 @@ public final class DumpPublisher implements AutoCloseable {
         }
     }
 
+    /** Called before each read of a buffer file's range; throws to simulate an I/O error there. */
+    @FunctionalInterface
+    public interface ReadFault {
+        ReadFault NONE = (file, offset, length) -> { };
+
+        void check(Path file, long offset, int length) throws IOException;
+    }
+
     /** The buffer being published, read at absolute offsets. */
     private interface Source {
         long size() throws IOException;
@@ -274,10 +352,12 @@ public final class DumpPublisher implements AutoCloseable {
     private static final class FileSource implements Source {
         private final FileChannel ch;
         private final Path path;
+        private final ReadFault fault;
 
-        FileSource(FileChannel ch, Path path) {
+        FileSource(FileChannel ch, Path path, ReadFault fault) {
             this.ch = ch;
             this.path = path;
+            this.fault = fault;
         }
 
         @Override
@@ -287,6 +367,7 @@ public final class DumpPublisher implements AutoCloseable {
 
         @Override
         public void read(long offset, byte[] dst, int length) throws IOException {
+            fault.check(path, offset, length);
             ByteBuffer b = ByteBuffer.wrap(dst, 0, length);
             while (b.hasRemaining()) {
                 int n = ch.read(b, offset + b.position());

@@ -24,8 +24,10 @@ import org.slf4j.LoggerFactory;
  * complete. Names starting with {@code .} or ending {@code .tmp} are never read. After every message
  * of a pair is acknowledged both files move to {@code done/}, the buffer first and the manifest
  * last, so a pair whose manifest is still in the spool but whose buffer is in {@code done/} was
- * published and is only finished moving. A pair that fails validation moves to {@code failed/} with
- * {@code NAME.error.txt}. While Kafka is unreachable the pair stays and is retried with backoff.
+ * published and is only finished moving. A defective buffer (shorter or longer than buffer_bytes,
+ * a chunk that cannot be read) is published as it is, with a warning, and moves to {@code done/}:
+ * the job records it with its reason. Only a pair that cannot be published at all (no buffer, a
+ * manifest that does not parse, so no dump id) moves to {@code failed/} with {@code NAME.error.txt}. While Kafka is unreachable the pair stays and is retried with backoff.
  */
 public final class SpoolAgent implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(SpoolAgent.class);
@@ -90,7 +92,7 @@ public final class SpoolAgent implements AutoCloseable {
             try {
                 manifest = readManifest(manifestFile);
             } catch (DumpFormatException e) {
-                reject(name, e.toString());
+                reject(name, "cannot be published at all, the manifest gives no dump id to key it by: " + e);
                 rejected++;
                 continue;
             }
@@ -101,6 +103,10 @@ public final class SpoolAgent implements AutoCloseable {
                 published++;
                 bytes += r.bytes();
                 LOG.info("published {} as dump {}: {} chunks, {} bytes", name, r.dumpId(), r.chunks(), r.bytes());
+                for (String d : r.defects()) {
+                    LOG.warn("{}: dump {} published with a defect, the job will record it; moved to {}/: {}", name,
+                            r.dumpId(), DONE, d);
+                }
             } catch (DumpFormatException e) {
                 reject(name, e.toString());
                 rejected++;

@@ -108,6 +108,10 @@ public final class PublishCommand implements Command {
                     dumps++;
                     bytes += r.bytes();
                     out.printf("%s %s %d chunks %d bytes%n", r.dumpId(), pair[1], r.chunks(), r.bytes());
+                    for (String d : r.defects()) {
+                        err.println("dumpstream publish: warning: dump " + r.dumpId() + " (" + pair[0]
+                                + ") published with a defect, the job will record it: " + d);
+                    }
                     double s = Math.max(1e-9, (System.nanoTime() - t0) / 1e9);
                     err.printf("published %d/%d dumps, %.1f MiB, %.1f MiB/s%n", dumps, pairs.size(), bytes / MIB,
                             bytes / MIB / s);

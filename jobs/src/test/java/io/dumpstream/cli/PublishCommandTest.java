@@ -24,7 +24,7 @@ import org.junit.jupiter.api.io.TempDir;
 class PublishCommandTest {
 
     @Test
-    void publishDirSendsEveryPairByNameAndReportsTheOneThatDoesNotFit(@TempDir Path dir) throws Exception {
+    void publishDirSendsEveryPairByNameAndWarnsOfTheOneWhoseBufferIsShort(@TempDir Path dir) throws Exception {
         LocalKafka kafka = SharedKafka.get();
         for (String n : Vectors.names()) {
             Files.copy(Vectors.manifest(n), dir.resolve(n + ".manifest.json"));
@@ -36,18 +36,20 @@ class PublishCommandTest {
                 "--dir", dir.toString(), "--manifest-format", "avro", "--chunk-bytes", "65536",
                 "--kafka.compression.type=zstd"}, new PrintStream(out, true), new PrintStream(err, true));
         String errText = err.toString(StandardCharsets.UTF_8);
-        assertEquals(1, status, errText);
+        assertEquals(0, status, errText);
         List<String> lines = out.toString(StandardCharsets.UTF_8).lines().toList();
-        assertEquals(14, lines.size());
+        assertEquals(15, lines.size());
         assertTrue(lines.get(0).startsWith("demo-run/0/1 " + dir.resolve("all_dtypes.bin") + " 5 chunks "), lines.get(0));
-        assertTrue(errText.contains("published 14/15 dumps, "), errText);
+        assertTrue(errText.contains("published 15/15 dumps, "), errText);
         assertTrue(errText.contains(" MiB/s"), errText);
-        assertTrue(errText.contains(Vectors.TRUNCATED + ".manifest.json: BUFFER_SIZE_MISMATCH: "), errText);
-        assertTrue(errText.endsWith("1 of 15 dumps not published\n"), errText);
+        assertTrue(errText.contains("dumpstream publish: warning: dump demo-run/5/103 (" + dir.resolve(Vectors.TRUNCATED
+                + ".manifest.json") + ") published with a defect, the job will record it: BUFFER_SIZE_MISMATCH: buffer file "
+                + dir.resolve(Vectors.TRUNCATED + ".bin") + " has 262592 bytes but manifest buffer_bytes is 262720"), errText);
+        assertEquals(1, errText.lines().filter(l -> l.contains("warning")).count(), errText);
 
         Map<String, List<Dump>> dumps = DumpAssembler.assemble(TopicReader.readAll(kafka.bootstrapServers(),
                 "cli-dir"));
-        assertEquals(14, dumps.size());
+        assertEquals(15, dumps.size());
         for (List<Dump> copies : dumps.values()) {
             assertEquals(1, copies.size());
             assertEquals((byte) 0xC3, copies.get(0).manifestValue()[0]);

@@ -7,6 +7,9 @@ import io.dumpstream.decode.OfflineDecoder;
 import io.dumpstream.local.LocalKafka;
 import io.dumpstream.manifest.ManifestParser;
 import io.dumpstream.manifest.Manifests;
+import io.dumpstream.publish.DumpPublisher;
+import io.dumpstream.publish.PublishResult;
+import io.dumpstream.publish.PublisherConfig;
 import io.dumpstream.schema.DumpManifest;
 import io.dumpstream.table.TableWriter;
 import io.dumpstream.testing.SharedKafka;
@@ -73,6 +76,34 @@ class IngestJobTest {
         try (JobRun run = JobRun.start(JobRun.config(kafka.bootstrapServers(), topic, dir))) {
             run.awaitDumps(expected.get("dumps").size(), Duration.ofSeconds(120));
             Thread.sleep(2500); // two more checkpoints: anything else that would land, lands
+            assertTables(run.out);
+        }
+    }
+
+    /** The rank side's publisher, not a raw sender: the truncated vector is published too, with a warning. */
+    @Test
+    void everyVectorPublishedByDumpPublisherLandsAsTheOfflineDecodeWroteIt() throws Exception {
+        String topic = "ingest-published";
+        kafka.createTopic(topic, 3);
+        kafka.createTopic(topic + ".dlq", 1);
+        List<String> withDefects = new ArrayList<>();
+        int published = 0;
+        for (String name : Vectors.names()) {
+            DumpManifest m = ManifestParser.parseFile(Vectors.manifest(name));
+            try (DumpPublisher p = new DumpPublisher(PublisherConfig.builder(kafka.bootstrapServers()).topic(topic)
+                    .chunkBytes(m.getChunkBytes()).build())) {
+                PublishResult r = p.publish(m, Vectors.buffer(name));
+                published++;
+                if (!r.defects().isEmpty()) {
+                    withDefects.add(name);
+                }
+            }
+        }
+        assertEquals(15, published);
+        assertEquals(List.of(Vectors.TRUNCATED), withDefects);
+        try (JobRun run = JobRun.start(JobRun.config(kafka.bootstrapServers(), topic, dir))) {
+            run.awaitDumps(expected.get("dumps").size(), Duration.ofSeconds(120));
+            Thread.sleep(2500);
             assertTables(run.out);
         }
     }

@@ -119,21 +119,72 @@ class DumpPublisherTest {
     }
 
     @Test
-    void bufferShorterThanBufferBytesIsRefusedNamingBothAndSendsNothing() throws Exception {
+    void bufferShorterOrLongerThanBufferBytesIsPublishedAsItIsWithTheDefectNamed() throws Exception {
         String topic = "truncated";
         kafka.createTopic(topic, 1);
         DumpManifest m = ManifestParser.parseJson(Files.readAllBytes(Vectors.manifest(Vectors.TRUNCATED)));
+        byte[] shortFile = Files.readAllBytes(Vectors.buffer(Vectors.TRUNCATED));
+        byte[] longer = new byte[262721];
+        System.arraycopy(shortFile, 0, longer, 0, shortFile.length);
+        longer[262720] = 42;
         try (DumpPublisher p = new DumpPublisher(PublisherConfig.builder(kafka.bootstrapServers()).topic(topic).build())) {
-            DumpFormatException e = assertThrows(DumpFormatException.class, () -> p.publish(m, Vectors.buffer(
-                    Vectors.TRUNCATED)));
-            assertEquals(ReasonCode.BUFFER_SIZE_MISMATCH, e.reason());
-            assertTrue(e.getMessage().contains("has 262592 bytes but manifest buffer_bytes is 262720"), e.getMessage());
-            assertTrue(e.getMessage().contains(Manifests.dumpId(m)), e.getMessage());
-            ByteBuffer longer = ByteBuffer.allocate(262721);
-            e = assertThrows(DumpFormatException.class, () -> p.publish(m, longer));
-            assertTrue(e.getMessage().contains("has 262721 bytes but manifest buffer_bytes is 262720"), e.getMessage());
+            PublishResult r = p.publish(m, Vectors.buffer(Vectors.TRUNCATED));
+            assertEquals(1, r.chunks());
+            assertEquals(1, r.defects().size());
+            assertTrue(r.defects().get(0).startsWith("BUFFER_SIZE_MISMATCH: buffer file "), r.defects().get(0));
+            assertTrue(r.defects().get(0).contains("has 262592 bytes but manifest buffer_bytes is 262720"),
+                    r.defects().get(0));
+            Map<String, List<Dump>> dumps = DumpAssembler.assemble(TopicReader.readAll(kafka.bootstrapServers(), topic));
+            assertArrayEquals(shortFile, dumps.get(Manifests.dumpId(m)).get(0).buffer());
+
+            r = p.publish(m, ByteBuffer.wrap(longer));
+            assertTrue(r.defects().get(0).contains("has 262721 bytes but manifest buffer_bytes is 262720"),
+                    r.defects().get(0));
+            dumps = DumpAssembler.assemble(TopicReader.readAll(kafka.bootstrapServers(), topic));
+            assertEquals(2, dumps.get(Manifests.dumpId(m)).size());
+            assertArrayEquals(longer, dumps.get(Manifests.dumpId(m)).get(1).buffer(), "the excess byte rides on the"
+                    + " last chunk, so the job finds that chunk's length wrong as decode does");
         }
-        assertEquals(List.of(), TopicReader.readAll(kafka.bootstrapServers(), topic));
+    }
+
+    @Test
+    void aChunkThatCannotBeReadIsLeftOutAndNamedTheRestIsPublished() throws Exception {
+        String topic = "unreadable";
+        kafka.createTopic(topic, 1);
+        DumpManifest m = ManifestParser.parseJson(Files.readAllBytes(Vectors.manifest("multi_chunk")));
+        byte[] file = Files.readAllBytes(Vectors.buffer("multi_chunk"));
+        DumpPublisher.ReadFault fault = (path, offset, length) -> {
+            if (offset == 2L * 65536) {
+                throw new java.io.IOException("Input/output error");
+            }
+        };
+        int total = (file.length + 65535) / 65536;
+        try (DumpPublisher p = new DumpPublisher(PublisherConfig.builder(kafka.bootstrapServers()).topic(topic)
+                .chunkBytes(65536).build(), fault)) {
+            PublishResult r = p.publish(m, Vectors.buffer("multi_chunk"));
+            assertEquals(total - 1, r.chunks());
+            assertEquals(List.of("CHUNKS_MISSING: chunk 2 (bytes 131072..196608) of buffer file "
+                    + Vectors.buffer("multi_chunk") + " could not be read (Input/output error); not published"),
+                    r.defects());
+            assertEquals(0L, r.manifest().getChunkCrc32c().get(2));
+        }
+        List<ConsumerRecord<byte[], byte[]>> recs = TopicReader.readAll(kafka.bootstrapServers(), topic);
+        assertEquals(total, recs.size(), "the manifest and every chunk but one");
+        List<Integer> indices = new java.util.ArrayList<>();
+        for (ConsumerRecord<byte[], byte[]> c : recs.subList(1, recs.size())) {
+            int i = Integer.parseInt(new String(c.headers().lastHeader("l1.chunk.index").value(),
+                    java.nio.charset.StandardCharsets.US_ASCII));
+            indices.add(i);
+            assertArrayEquals(java.util.Arrays.copyOfRange(file, i * 65536, Math.min(file.length, (i + 1) * 65536)),
+                    c.value());
+        }
+        List<Integer> want = new java.util.ArrayList<>();
+        for (int i = 0; i < total; i++) {
+            if (i != 2) {
+                want.add(i);
+            }
+        }
+        assertEquals(want, indices);
     }
 
     @Test
