@@ -52,7 +52,7 @@ class SparkReadsTablesIT {
         }
         assertEquals(0, p.exitValue(), () -> "demo failed: " + read(log));
         spark = SparkSession.builder().master("local[2]").appName("dumpstream-readers")
-                .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
+                .config("spark.ui.enabled", "false").config("spark.sql.warehouse.dir", root.getParent().resolve("warehouse").toString()).config("spark.driver.host", "127.0.0.1")
                 .config("spark.driver.bindAddress", "127.0.0.1").config("spark.sql.shuffle.partitions", "2")
                 .getOrCreate();
     }
