@@ -58,9 +58,16 @@ class SparkReadsTablesIT {
     }
 
     @AfterAll
-    static void stopSpark() {
+    static void stopSpark() throws IOException {
         if (spark != null) {
             spark.stop();
+        }
+        if (root != null) {
+            try (var paths = Files.walk(root.getParent())) {
+                for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                    Files.deleteIfExists(p);
+                }
+            }
         }
     }
 
