@@ -23,7 +23,8 @@ public final class IngestConfig implements Serializable {
     public static final Set<String> OPTIONS = Set.of("bootstrap", "topic", "group", "out", "checkpoints",
             "checkpoint-interval", "parallelism", "assembly-timeout", "dedup-retention", "dlq-topic",
             "max-record-bytes", "reject-payload-cap", "row-group-bytes", "state-backend", "restart-attempts",
-            "no-resume", "max-parallelism", "sink-buffer-bytes", Args.KAFKA_CONFIG);
+            "no-resume", "max-parallelism", "sink-buffer-bytes", "compact-bytes", "compact-checkpoints",
+            Args.KAFKA_CONFIG);
     public static final Set<String> FLAGS = Set.of("no-resume");
 
     public static final String USAGE = String.join("\n",
@@ -45,6 +46,9 @@ public final class IngestConfig implements Serializable {
             "  --sink-buffer-bytes N        memory of the open files of one sink subtask (default 128 MiB; 0: an eighth",
             "                               of the TaskManager heap, at least 32 MiB; about 0.25 MiB per open file): past it,",
             "                               files roll (close and flush) before the checkpoint",
+            "  --compact-bytes N            merge a partition's snapshot parts once they reach N bytes (default 0: off);",
+            "                               parts wait, hidden, until then: rows land late (see README)",
+            "  --compact-checkpoints N      ... or after N checkpoints, whichever first (default 0: off)",
             "  --state-backend hashmap|rocksdb  (default hashmap)",
             "  --restart-attempts N         restarts before the job fails (default: unbounded, exponential delay)",
             "  --no-resume                  local ingest only: do not resume from the latest retained checkpoint",
@@ -70,6 +74,13 @@ public final class IngestConfig implements Serializable {
     public long rowGroupBytes = 4L << 20;
     /** 0: an eighth of the TaskManager heap (at least 32 MiB), decided where the sink runs. */
     public long sinkBufferBytes = 128L << 20;
+    /**
+     * Snapshot parts of a partition are merged once they reach this many bytes (0: not by size). Off
+     * by default: Flink's compaction keeps the parts uncommitted until then, so rows land late.
+     */
+    public long compactBytes = 0;
+    /** ... or after this many checkpoints (0: not by checkpoints); both 0: no compaction. */
+    public int compactCheckpoints = 0;
     public String stateBackend = "hashmap";
     public int restartAttempts = -1;
     public boolean resume = true;
@@ -102,6 +113,8 @@ public final class IngestConfig implements Serializable {
         c.rejectPayloadCap = a.getInt("reject-payload-cap", c.rejectPayloadCap);
         c.rowGroupBytes = a.getLong("row-group-bytes", c.rowGroupBytes);
         c.sinkBufferBytes = a.getLong("sink-buffer-bytes", c.sinkBufferBytes);
+        c.compactBytes = a.getLong("compact-bytes", c.compactBytes);
+        c.compactCheckpoints = a.getInt("compact-checkpoints", c.compactCheckpoints);
         c.stateBackend = a.get("state-backend", c.stateBackend).toLowerCase(Locale.ROOT);
         c.restartAttempts = a.getInt("restart-attempts", c.restartAttempts);
         c.resume = !a.flag("no-resume");
@@ -133,6 +146,12 @@ public final class IngestConfig implements Serializable {
         }
         if (sinkBufferBytes != 0 && sinkBufferBytes < (1 << 20)) {
             throw new UsageException("--sink-buffer-bytes must be at least 1048576, got " + sinkBufferBytes);
+        }
+        if (compactBytes < 0) {
+            throw new UsageException("--compact-bytes must be >= 0, got " + compactBytes);
+        }
+        if (compactCheckpoints < 0) {
+            throw new UsageException("--compact-checkpoints must be >= 0, got " + compactCheckpoints);
         }
         if (!stateBackend.equals("hashmap") && !stateBackend.equals("rocksdb")) {
             throw new UsageException("--state-backend must be hashmap or rocksdb, got '" + stateBackend + "'");

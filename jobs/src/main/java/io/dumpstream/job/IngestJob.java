@@ -20,6 +20,7 @@ import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.configuration.StateBackendOptions;
 import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.connector.file.sink.FileSink;
+import org.apache.flink.connector.file.sink.compactor.FileCompactStrategy;
 import org.apache.flink.connector.kafka.sink.KafkaSink;
 import org.apache.flink.connector.kafka.source.KafkaSource;
 import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
@@ -162,7 +163,7 @@ public final class IngestJob {
         ParquetWriters.Settings parquet = ParquetWriters.Settings.defaults().withRowGroupBytes(c.rowGroupBytes)
                 .withPageBytes(64 << 10).withDictionary(false);
         String out = uri(c.out);
-        snapshots.sinkTo(fileSink(out, TensorSnapshot.class, parquet, c.sinkBufferBytes))
+        snapshots.sinkTo(fileSink(out, TensorSnapshot.class, parquet, c.sinkBufferBytes, compaction(c)))
                 .uid("sink-snapshots").name("write snapshots");
         accepted.getSideOutput(DumpAssembler.REJECTS)
                 .sinkTo(fileSink(out, RejectedRecord.class, parquet, c.sinkBufferBytes))
@@ -196,13 +197,42 @@ public final class IngestJob {
      */
     public static <T extends SpecificRecord> FileSink<Routed<T>> fileSink(String root, Class<T> type,
                                                                   ParquetWriters.Settings parquet, long bufferBytes) {
+        return fileSink(root, type, parquet, bufferBytes, null);
+    }
+
+    /**
+     * When the snapshot parts of a partition are merged ({@link ParquetAppendCompactor}), or null: no
+     * compaction.
+     */
+    static FileCompactStrategy compaction(IngestConfig c) {
+        if (c.compactBytes == 0 && c.compactCheckpoints == 0) {
+            return null;
+        }
+        FileCompactStrategy.Builder b = FileCompactStrategy.Builder.newBuilder().setNumCompactThreads(1);
+        if (c.compactBytes > 0) {
+            b.setSizeThreshold(c.compactBytes);
+        }
+        if (c.compactCheckpoints > 0) {
+            b.enableCompactionOnCheckpoint(c.compactCheckpoints);
+        }
+        return b.build();
+    }
+
+    /** As {@link #fileSink(String, Class, ParquetWriters.Settings, long)}, compacting by {@code compact} unless null. */
+    public static <T extends SpecificRecord> FileSink<Routed<T>> fileSink(String root, Class<T> type,
+                                                                  ParquetWriters.Settings parquet, long bufferBytes,
+                                                                  FileCompactStrategy compact) {
         SinkBudget budget = new SinkBudget(bufferBytes);
-        return FileSink.forBulkFormat(new Path(root), new ParquetBulkWriterFactory<>(type, parquet, budget))
+        FileSink.DefaultBulkFormatBuilder<Routed<T>> b = FileSink
+                .forBulkFormat(new Path(root), new ParquetBulkWriterFactory<>(type, parquet, budget))
                 .withBucketAssigner(new HiveBuckets<T>())
                 .withRollingPolicy(new BudgetRollingPolicy<T>(budget))
                 .withBucketCheckInterval(BudgetRollingPolicy.IDLE_MILLIS)
                 .withOutputFileConfig(OutputFileConfig.builder().withPartPrefix("part").withPartSuffix(".parquet")
-                        .build())
-                .build();
+                        .build());
+        if (compact != null) {
+            b = b.enableCompact(compact, new ParquetAppendCompactor());
+        }
+        return b.build();
     }
 }

@@ -108,6 +108,42 @@ class IngestJobTest {
         }
     }
 
+    /**
+     * With compaction after every 2 checkpoints (Flink's compactor, ParquetAppendCompactor): the same
+     * exact tables, and every snapshot partition ends as one file, no hidden part left visible.
+     */
+    @Test
+    @org.junit.jupiter.api.Disabled("open: Flink's CompactorOperator fails (FileNotFoundException) on a partition"
+            + " whose escaped name holds '%' (run=..%252F...): the pending path is escaped once more")
+    void compactedPartsLandTheSameTables() throws Exception {
+        String topic = "ingest-compact";
+        kafka.createTopic(topic, 3);
+        kafka.createTopic(topic + ".dlq", 1);
+        List<List<RawSend.Msg>> dumps = vectorMessages();
+        IngestConfig c = JobRun.config(kafka.bootstrapServers(), topic, dir);
+        c.compactCheckpoints = 2;
+        try (JobRun run = JobRun.start(c)) {
+            try (RawSend send = new RawSend(kafka.bootstrapServers(), topic)) {
+                for (List<RawSend.Msg> dump : dumps) {
+                    send.sendAll(dump); // one dump at a time: parts of several checkpoints
+                    Thread.sleep(300);
+                }
+            }
+            run.awaitDumps(expected.get("dumps").size(), Duration.ofSeconds(120));
+            Thread.sleep(4000);
+            assertTables(run.out);
+            try (var files = Files.walk(run.out.resolve("snapshots"))) {
+                var perPartition = new java.util.TreeMap<Path, Integer>();
+                files.filter(f -> f.getFileName().toString().endsWith(".parquet")
+                        && !f.getFileName().toString().startsWith("."))
+                        .forEach(f -> perPartition.merge(f.getParent(), 1, Integer::sum));
+                assertTrue(!perPartition.isEmpty());
+                perPartition.forEach((k, n) -> assertEquals(1, n, "files in " + k));
+                System.out.println("compacted snapshot files per partition: " + perPartition);
+            }
+        }
+    }
+
     @Test
     void shuffledDuplicatedResentAndInterleavedDumpsLandTheSameTables() throws Exception {
         String topic = "ingest-shuffled";

@@ -11,7 +11,7 @@ public final class TableLayout {
 
     /** The only places a committed file may be, per table (CONTRACT section 6). */
     public static final Map<String, java.util.regex.Pattern> LAYOUT = Map.of(
-            "snapshots", java.util.regex.Pattern.compile("snapshots/run=[^/]+/rank=[^/]+/stage=[^/]+/part-[^/]+\\.parquet"),
+            "snapshots", java.util.regex.Pattern.compile("snapshots/run=[^/]+/rank=[^/]+/stage=[^/]+/(compacted-)?part-[^/]+\\.parquet"),
             "dumps", java.util.regex.Pattern.compile("dumps/run=[^/]+/rank=[^/]+/part-[^/]+\\.parquet"),
             "rejects", java.util.regex.Pattern.compile("rejects/run=[^/]+/rank=[^/]+/part-[^/]+\\.parquet"));
 
