@@ -9,6 +9,9 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
@@ -115,7 +118,16 @@ public final class Safetensors implements AutoCloseable {
         long dataBytes = size - dataStart;
         List<Entry> entries = new ArrayList<>();
         Map<String, String> metadata = new LinkedHashMap<>();
-        try (JsonParser p = JSON.createParser(header.array(), 0, (int) headerLen)) {
+        String headerText;
+        try {
+            headerText = StandardCharsets.UTF_8.newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(header.flip()).toString();
+        } catch (CharacterCodingException e) {
+            throw new SafetensorsException(file, "header", "not valid UTF-8");
+        }
+        try (JsonParser p = JSON.createParser(headerText)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 throw new SafetensorsException(file, "header", "not a JSON object");
             }

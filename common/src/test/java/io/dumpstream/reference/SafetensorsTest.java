@@ -100,6 +100,7 @@ class SafetensorsTest {
         rejects("[1,2]", 0, "header", "not a JSON object");
         rejects("{\"a\":", 0, "header", "invalid JSON");
         rejects("{\"__metadata__\":{\"k\":1}}", 0, "__metadata__.k", "not a string");
+        rejects("\u0000\u0000\u0000{", 0, "header", "JSON");
     }
 
     @Test
