@@ -107,7 +107,7 @@ class IngestFloorBenchmark {
     }
 
     /** {MiB/s, process CPU ms per MiB} of reading the whole topic once in {@code mode}. */
-    private static double[] consume(LocalKafka kafka, String topic, long messages, Mode mode, Path out) throws Exception {
+    static double[] consume(LocalKafka kafka, String topic, long messages, Mode mode, Path out) throws Exception {
         CRC32C crc = new CRC32C();
         byte[] dst = new byte[(int) Math.max(Zstd.compressBound(LocalKafka.MAX_MESSAGE_BYTES),
                 Snappy.maxCompressedLength(LocalKafka.MAX_MESSAGE_BYTES))];

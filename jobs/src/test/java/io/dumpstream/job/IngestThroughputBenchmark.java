@@ -139,7 +139,7 @@ class IngestThroughputBenchmark {
     }
 
     /** An untimed drain with the heap probe on: {peak live heap, live heap before the job}. */
-    private static double[] memoryRound(LocalKafka kafka, Shape shape, Duration interval) throws Exception {
+    static double[] memoryRound(LocalKafka kafka, Shape shape, Duration interval) throws Exception {
         Path dir = Files.createTempDirectory("ingest-bench-mem-");
         String topic = "bench-mem-" + shape.payloadBytes + "-" + interval.toMillis();
         kafka.createTopic(topic, 2);
@@ -247,7 +247,7 @@ class IngestThroughputBenchmark {
      * files, so it includes the wait for the final checkpoint. Also the process CPU milliseconds per
      * MiB over the processing span and the peak heap in use after a collection over the drain.
      */
-    private static double[] drain(LocalKafka kafka, String topic, Path dir, Backlog b, Duration interval,
+    static double[] drain(LocalKafka kafka, String topic, Path dir, Backlog b, Duration interval,
                                   long heapProbeMillis) throws Exception {
         LandedTables tables = new LandedTables(dir.resolve("out"));
         ProgressReporter.forgetRetired();
@@ -291,13 +291,19 @@ class IngestThroughputBenchmark {
 
     /** Dumps published at a steady rate well under the throughput: {p50, p95, count} of publish-to-commit. */
     private static double[] latency(LocalKafka kafka, Shape shape) throws Exception {
+        long bytes = shape.payloadBytes > (1 << 20) ? 640L << 20 : 40L << 20;
+        return latency(kafka, shape, Duration.ofSeconds(1), bytes);
+    }
+
+    /** {@link #latency(LocalKafka, Shape)} with checkpoints every {@code interval} and {@code bytes} published. */
+    static double[] latency(LocalKafka kafka, Shape shape, Duration interval, long bytes) throws Exception {
+        ProgressReporter.forgetRetired();
         Path dir = Files.createTempDirectory("ingest-latency-");
-        String topic = "latency-" + shape.payloadBytes;
+        String topic = "latency-" + shape.payloadBytes + "-" + interval.toMillis();
         kafka.createTopic(topic, 2);
         kafka.createTopic(topic + ".dlq", 1);
         LandedTables tables = new LandedTables(dir.resolve("out"));
-        try (LocalIngest job = LocalIngest.start(config(kafka, topic, dir, Duration.ofSeconds(1)), new Configuration())) {
-            long bytes = shape.payloadBytes > (1 << 20) ? 640L << 20 : 40L << 20;
+        try (LocalIngest job = LocalIngest.start(config(kafka, topic, dir, interval), new Configuration())) {
             double rate = shape.payloadBytes > (1 << 20) ? 0.5 : 8;
             Thread.sleep(3000); // the job is up and polling
             Backlog b = publish(kafka, topic, shape, 99, bytes, rate);
@@ -305,7 +311,7 @@ class IngestThroughputBenchmark {
             while (tables.rowCount(HivePartition.DUMPS) < b.dumps && System.nanoTime() < deadline) {
                 Thread.sleep(100);
             }
-            Thread.sleep(1500); // the committing checkpoint's notification reaches every subtask
+            Thread.sleep(1500 + interval.toMillis() / 2); // the committing checkpoint's notification reaches every subtask
             String h = "publishToCommitMillis";
             return new double[] {ProgressReporter.quantile(h, 0.5), ProgressReporter.quantile(h, 0.95),
                 ProgressReporter.histogramCount(h)};
@@ -334,7 +340,7 @@ class IngestThroughputBenchmark {
         return s.get(s.size() / 2);
     }
 
-    private static void delete(Path dir) throws Exception {
+    static void delete(Path dir) throws Exception {
         try (Stream<Path> s = Files.walk(dir)) {
             for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
                 Files.deleteIfExists(p);

@@ -1,0 +1,110 @@
+package io.dumpstream.job;
+
+import io.dumpstream.local.LocalKafka;
+import io.dumpstream.table.HivePartition;
+import io.dumpstream.table.LandedTables;
+
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * Issue 15's figure: the job's CPU per MiB against the floor's, measured in the same JVM on the same
+ * backlog, per shape. The backlog is the throughput benchmark's (the simulator's stage mix, 4 ranks);
+ * per round the floor ({@link IngestFloorBenchmark.Mode#STATS_ZSTD1}: one consumer, CRC-32C, the
+ * section-5 statistics, ZSTD-1 to a file) reads the topic, then the job (MiniCluster, parallelism 2)
+ * drains it into committed Parquet. Both are process CPU time of this JVM (all threads: broker,
+ * Flink, GC, JIT), per MiB of chunk values. Prints per shape one line
+ * {@code ingest-vs-floor shape=1MiB job_ms_per_mib=X floor_ms_per_mib=Y ratio=Z files_per_checkpoint=N}
+ * (medians over rounds; files per checkpoint = snapshot files landed / checkpoints the drain spanned,
+ * its committed wall time over the interval, rounded up), then a line with the peak live heap (an
+ * untimed first round with a full-GC probe that also warms the JIT up) and publish-to-commit p50/p95
+ * at a steady publish rate with the same checkpoint interval.
+ *
+ * <pre>
+ * bash jobs/bench/ingest-vs-floor.sh
+ * # knobs: -Dbench.rounds=3 -Dbench.bytes=N -Dbench.interval=10 -Dbench.shapes=1MiB,64MiB -Dbench.latencySeconds=30
+ * </pre>
+ */
+@Tag("benchmark")
+class IngestVsFloorBenchmark {
+    private static final int ROUNDS = Integer.getInteger("bench.rounds", 3);
+    private static final long TOTAL_BYTES = Long.getLong("bench.bytes", 256L << 20);
+    private static final Duration INTERVAL = Duration.ofSeconds(Long.getLong("bench.interval", 10));
+    private static final long LATENCY_SECONDS = Long.getLong("bench.latencySeconds", 30);
+    private static final double MIB = 1024.0 * 1024.0;
+
+    @Test
+    void jobAgainstFloor() throws Exception {
+        List<String> shapes = List.of(System.getProperty("bench.shapes", "1MiB,64MiB").split(","));
+        List<String> report = new ArrayList<>();
+        try (LocalKafka kafka = LocalKafka.startEphemeral()) {
+            for (String name : shapes) {
+                IngestThroughputBenchmark.Shape shape = name.trim().equals("64MiB")
+                        ? new IngestThroughputBenchmark.Shape("64 MiB", 16, 4L << 20)
+                        : new IngestThroughputBenchmark.Shape("1 MiB", 16, 48 << 10);
+                double[] live = IngestThroughputBenchmark.memoryRound(kafka, shape, INTERVAL);
+                List<Double> job = new ArrayList<>();
+                List<Double> floor = new ArrayList<>();
+                List<Double> filesPerCheckpoint = new ArrayList<>();
+                for (int round = 0; round < ROUNDS; round++) {
+                    Path dir = Files.createTempDirectory("ingest-vs-floor-");
+                    Path out = Files.createTempFile("ingest-vs-floor-", ".zst");
+                    String topic = "vs-floor-" + shape.payloadBytes() + "-" + round;
+                    kafka.createTopic(topic, 2);
+                    kafka.createTopic(topic + ".dlq", 1);
+                    try {
+                        IngestThroughputBenchmark.Backlog b = IngestThroughputBenchmark.publish(kafka, topic, shape, round,
+                                TOTAL_BYTES, 0);
+                        double[] f = IngestFloorBenchmark.consume(kafka, topic, b.messages(),
+                                IngestFloorBenchmark.Mode.STATS_ZSTD1, out);
+                        double[] j = IngestThroughputBenchmark.drain(kafka, topic, dir, b, INTERVAL, 0);
+                        long files = new LandedTables(dir.resolve("out")).files(HivePartition.SNAPSHOTS).size();
+                        double committedSeconds = b.bytes() / MIB / j[1];
+                        double checkpoints = Math.max(1, Math.ceil(committedSeconds / INTERVAL.toSeconds()));
+                        floor.add(f[1]);
+                        job.add(j[2]);
+                        filesPerCheckpoint.add(files / checkpoints);
+                        System.out.printf(Locale.ROOT, "%s round %d: %d dumps %.0f MiB; floor %.2f ms/MiB (%.1f MiB/s);"
+                                        + " job %.2f ms/MiB (%.1f MiB/s processing, %.1f MiB/s committed); ratio %.2f;"
+                                        + " %d snapshot files over %.0f checkpoints%n", name, round, b.dumps(),
+                                b.bytes() / MIB, f[1], f[0], j[2], j[0], j[1], j[2] / f[1], files, checkpoints);
+                    } finally {
+                        IngestThroughputBenchmark.delete(dir);
+                        Files.deleteIfExists(out);
+                        try (var admin = kafka.admin()) {
+                            admin.deleteTopics(List.of(topic, topic + ".dlq")).all().get();
+                        }
+                    }
+                }
+                long latencyBytes = (long) (LATENCY_SECONDS * (shape.payloadBytes() > (1 << 20) ? 0.5 : 8)
+                        * shape.records() * shape.payloadBytes());
+                double[] lat = IngestThroughputBenchmark.latency(kafka, shape, INTERVAL, latencyBytes);
+                report.add(String.format(Locale.ROOT, "ingest-vs-floor shape=%s job_ms_per_mib=%.2f floor_ms_per_mib=%.2f"
+                                + " ratio=%.2f files_per_checkpoint=%.0f", name.trim(), median(job), median(floor),
+                        median(job) / median(floor), median(filesPerCheckpoint)));
+                report.add(String.format(Locale.ROOT, "  shape=%s peak_live_heap_mib=%.0f (job adds %.0f) publish_to_commit_p50_ms=%.0f"
+                                + " p95_ms=%.0f over %.0f dumps, checkpoint %ds (goal p50 < %d ms); medians of %d rounds,"
+                                + " %.0f MiB each", name.trim(), live[0] / MIB, (live[0] - live[1]) / MIB, lat[0], lat[1],
+                        lat[2], INTERVAL.toSeconds(), INTERVAL.toMillis() + 2000, ROUNDS, TOTAL_BYTES / MIB));
+            }
+        }
+        report.add("  garbage collector: " + java.lang.management.ManagementFactory.getGarbageCollectorMXBeans().stream()
+                .map(java.lang.management.GarbageCollectorMXBean::getName).toList() + "; "
+                + Runtime.getRuntime().availableProcessors() + " cores");
+        System.out.println();
+        report.forEach(System.out::println);
+    }
+
+    private static double median(List<Double> xs) {
+        List<Double> s = new ArrayList<>(xs);
+        s.sort(null);
+        return s.get(s.size() / 2);
+    }
+}
