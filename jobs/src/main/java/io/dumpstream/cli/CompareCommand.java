@@ -1,24 +1,17 @@
 package io.dumpstream.cli;
 
 import io.dumpstream.options.UsageException;
-import io.dumpstream.options.Args;
 import io.dumpstream.compare.CompareConfig;
 import io.dumpstream.compare.CompareJob;
-import io.dumpstream.compare.PairKey;
-import io.dumpstream.compare.Tolerances;
+import io.dumpstream.compare.CompareOptions;
 
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 
 import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.Set;
 
 /** {@code compare}: the comparison job of two runs' snapshot tables on a local MiniCluster, with an optional HTML report. */
 public final class CompareCommand implements Command {
-    static final Set<String> OPTIONS = Set.of("root", "baseline", "candidate", "out", "report", "tolerances", "align-by",
-            "ignore-placement", "parallelism");
 
     @Override
     public String name() {
@@ -57,49 +50,13 @@ public final class CompareCommand implements Command {
                 "dumpstream.jar with the same options.");
     }
 
-    /** Parses and checks the options; every error names the option and the value. */
-    public static CompareConfig parse(String[] argv) {
-        Args a = Args.parse(argv, Set.of("ignore-placement"));
-        a.allowOnly(OPTIONS);
-        String alignBy = a.get("align-by", "launch");
-        if (!alignBy.equals("launch") && !alignBy.equals("step")) {
-            throw new UsageException("option --align-by must be launch or step, got '" + alignBy + "'");
-        }
-        Tolerances tolerances = Tolerances.defaults();
-        if (a.has("tolerances")) {
-            Path file = Path.of(a.get("tolerances", null));
-            if (!Files.isRegularFile(file)) {
-                throw new UsageException("--tolerances " + file + " does not exist or is not a regular file");
-            }
-            try {
-                tolerances = Tolerances.load(file);
-            } catch (IOException e) {
-                throw new UsageException("--tolerances " + file + " cannot be read: " + e.getMessage());
-            } catch (IllegalArgumentException e) {
-                throw new UsageException("--tolerances " + e.getMessage());
-            }
-        }
-        try {
-            return new CompareConfig(a.require("root"), a.require("baseline"), a.require("candidate"), a.require("out"),
-                    new PairKey(alignBy.equals("step"), a.flag("ignore-placement")), tolerances, a.getInt("parallelism", 0));
-        } catch (IllegalArgumentException e) {
-            throw new UsageException(e.getMessage());
-        }
-    }
-
     @Override
     public int run(String[] argv, PrintStream out, PrintStream err) throws Exception {
-        CompareConfig c = parse(argv);
+        CompareConfig c = CompareOptions.parse(argv);
         int parallelism = c.parallelism() > 0 ? c.parallelism() : Runtime.getRuntime().availableProcessors();
         StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(parallelism, CompareJob.configuration(c));
-        CompareJob.runAndReport(env, c, sourceOrUsage(c), reportOf(argv), out);
+        CompareJob.runAndReport(env, c, sourceOrUsage(c), CompareOptions.reportOf(argv), out);
         return 0;
-    }
-
-    /** The {@code --report} file, or null. */
-    public static Path reportOf(String[] argv) {
-        Args a = Args.parse(argv, Set.of("ignore-placement"));
-        return a.has("report") ? Path.of(a.get("report", null)) : null;
     }
 
     private static io.dumpstream.compare.PartitionSource sourceOrUsage(CompareConfig c)

@@ -63,9 +63,9 @@ public final class CompareJob {
      * options)}; {@code --report FILE} is written on the client once the job has finished, as by the local command.
      */
     public static void main(String[] args) throws Exception {
-        CompareConfig c = io.dumpstream.cli.CompareCommand.parse(args);
+        CompareConfig c = CompareOptions.parse(args);
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(configuration(c));
-        runAndReport(env, c, source(c), io.dumpstream.cli.CompareCommand.reportOf(args), System.out);
+        runAndReport(env, c, source(c), CompareOptions.reportOf(args), System.out);
     }
 
     /**
