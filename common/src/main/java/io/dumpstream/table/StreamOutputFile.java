@@ -6,12 +6,12 @@ import org.apache.parquet.io.OutputFile;
 import org.apache.parquet.io.PositionOutputStream;
 
 /** An {@link OutputFile} that hands out one already-open stream, once (for stream-based sinks). */
-final class StreamOutputFile implements OutputFile {
+public final class StreamOutputFile implements OutputFile {
 
     private final PositionOutputStream stream;
     private final AtomicBoolean used = new AtomicBoolean();
 
-    StreamOutputFile(PositionOutputStream stream) {
+    public StreamOutputFile(PositionOutputStream stream) {
         this.stream = java.util.Objects.requireNonNull(stream, "stream");
     }
 

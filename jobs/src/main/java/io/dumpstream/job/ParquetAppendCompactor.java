@@ -1,5 +1,6 @@
 package io.dumpstream.job;
 
+import io.dumpstream.table.StreamOutputFile;
 import org.apache.flink.connector.file.sink.compactor.OutputStreamBasedFileCompactor;
 import org.apache.flink.core.fs.FSDataInputStream;
 import org.apache.flink.core.fs.FileSystem;
@@ -9,7 +10,6 @@ import org.apache.parquet.hadoop.ParquetFileWriter;
 import org.apache.parquet.hadoop.metadata.FileMetaData;
 import org.apache.parquet.io.DelegatingSeekableInputStream;
 import org.apache.parquet.io.InputFile;
-import org.apache.parquet.io.OutputFile;
 import org.apache.parquet.io.PositionOutputStream;
 import org.apache.parquet.io.SeekableInputStream;
 
@@ -38,7 +38,7 @@ public final class ParquetAppendCompactor extends OutputStreamBasedFileCompactor
         try (ParquetFileReader r = ParquetFileReader.open(new FlinkInputFile(inputs.get(0)))) {
             first = r.getFooter().getFileMetaData();
         }
-        ParquetFileWriter w = new ParquetFileWriter(new StreamOutputFile(out), first.getSchema(),
+        ParquetFileWriter w = new ParquetFileWriter(new StreamOutputFile(new CountingStream(out)), first.getSchema(),
                 ParquetFileWriter.Mode.CREATE, 0, 0);
         w.start();
         for (Path p : inputs) {
@@ -92,61 +92,40 @@ public final class ParquetAppendCompactor extends OutputStreamBasedFileCompactor
         }
     }
 
-    /** The compactor's output stream as a Parquet {@link OutputFile}, its position counted. */
-    static final class StreamOutputFile implements OutputFile {
+    /** The compactor's output stream with its position counted; closing it only flushes (the compactor owns it). */
+    static final class CountingStream extends PositionOutputStream {
         private final OutputStream out;
+        private long pos;
 
-        StreamOutputFile(OutputStream out) {
+        CountingStream(OutputStream out) {
             this.out = out;
         }
 
         @Override
-        public PositionOutputStream create(long blockSizeHint) {
-            return new PositionOutputStream() {
-                private long pos;
-
-                @Override
-                public long getPos() {
-                    return pos;
-                }
-
-                @Override
-                public void write(int b) throws IOException {
-                    out.write(b);
-                    pos++;
-                }
-
-                @Override
-                public void write(byte[] b, int off, int len) throws IOException {
-                    out.write(b, off, len);
-                    pos += len;
-                }
-
-                @Override
-                public void flush() throws IOException {
-                    out.flush();
-                }
-
-                @Override
-                public void close() throws IOException {
-                    out.flush();
-                }
-            };
+        public long getPos() {
+            return pos;
         }
 
         @Override
-        public PositionOutputStream createOrOverwrite(long blockSizeHint) {
-            return create(blockSizeHint);
+        public void write(int b) throws IOException {
+            out.write(b);
+            pos++;
         }
 
         @Override
-        public boolean supportsBlockSize() {
-            return false;
+        public void write(byte[] b, int off, int len) throws IOException {
+            out.write(b, off, len);
+            pos += len;
         }
 
         @Override
-        public long defaultBlockSize() {
-            return 0;
+        public void flush() throws IOException {
+            out.flush();
+        }
+
+        @Override
+        public void close() throws IOException {
+            out.flush();
         }
     }
 }
