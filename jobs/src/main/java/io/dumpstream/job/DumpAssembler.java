@@ -103,6 +103,11 @@ public class DumpAssembler extends KeyedProcessFunction<DumpKey, L1Message, Reco
     /** Publish times of dumps finished since the last checkpoint, then per checkpoint until it completes. */
     private transient List<Long> finishedSinceSnapshot;
     private transient TreeMap<Long, List<Long>> finishedByCheckpoint;
+    /**
+     * Processing time of this subtask's first callback since it (re)started, -1 before: a restored
+     * dump's timeout counts from here at the earliest.
+     */
+    private transient long openedAt;
 
     public DumpAssembler(AssemblerSettings settings) {
         this.settings = settings;
@@ -154,12 +159,16 @@ public class DumpAssembler extends KeyedProcessFunction<DumpKey, L1Message, Reco
         publishToCommit = g.histogram("publishToCommitMillis", new DescriptiveStatisticsHistogram(10_000));
         finishedSinceSnapshot = new ArrayList<>();
         finishedByCheckpoint = new TreeMap<>();
+        openedAt = -1;
     }
 
     // ---------------------------------------------------------------- messages
 
     @Override
     public void processElement(L1Message msg, Context ctx, Collector<RecordWork> out) throws Exception {
+        if (openedAt < 0) {
+            openedAt = ctx.timerService().currentProcessingTime();
+        }
         messagesIn.inc();
         bytesIn.inc(msg.valueLength());
         String kind = msg.kind();
@@ -425,7 +434,20 @@ public class DumpAssembler extends KeyedProcessFunction<DumpKey, L1Message, Reco
     @Override
     public void onTimer(long timestamp, OnTimerContext ctx, Collector<RecordWork> out) throws Exception {
         Attempt attempt = attemptState.value();
+        if (openedAt < 0) {
+            openedAt = ctx.timerService().currentProcessingTime();
+        }
         if (attempt != null && attempt.timeoutTimer == timestamp) {
+            long earliest = openedAt + settings.assemblyTimeout().toMillis();
+            if (timestamp < earliest) {
+                // restored from a checkpoint after a restart (broker outage, lost TaskManager): the source
+                // replays this dump's messages from the checkpoint's offsets, so it gets a full timeout
+                // of running time before it is declared incomplete
+                attempt.timeoutTimer = earliest;
+                ctx.timerService().registerProcessingTimeTimer(earliest);
+                attemptState.update(attempt);
+                return;
+            }
             onTimeout(attempt, ctx, out);
             return;
         }

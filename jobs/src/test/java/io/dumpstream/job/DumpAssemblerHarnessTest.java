@@ -172,4 +172,40 @@ class DumpAssemblerHarnessTest {
             assertEquals(0, h.numProcessingTimeTimers());
         }
     }
+
+    @Test
+    void aRestoreAfterMoreThanTheTimeoutGivesTheDumpAFullTimeoutToBeReplayed() throws Exception {
+        DumpBuilder.Dump a = dump(8, 9);
+        List<L1Message> msgs = messages(a);
+        OperatorSubtaskState snapshot;
+        try (var h = harness()) {
+            h.open();
+            h.setProcessingTime(0);
+            for (int i = 0; i < 30; i++) {
+                h.processElement(new StreamRecord<>(msgs.get(i)));
+            }
+            snapshot = h.snapshot(1, 10);
+        }
+        long restart = 5 * SETTINGS.assemblyTimeout().toMillis(); // down far longer than the timeout
+        try (var h = harness()) {
+            h.initializeState(snapshot);
+            h.open();
+            h.setProcessingTime(restart); // the overdue timer fires now: it must wait for the replay
+            assertEquals(List.of(), outcomes(h));
+            assertEquals(1, h.numProcessingTimeTimers(), "the timeout, moved to a full timeout after the restart");
+            for (int i = 30; i < msgs.size(); i++) { // the source replays the rest
+                h.processElement(new StreamRecord<>(msgs.get(i)));
+            }
+            assertEquals(List.of("harness/1/8=COMPLETE"), outcomes(h));
+        }
+        try (var h = harness()) {
+            h.initializeState(snapshot);
+            h.open();
+            h.setProcessingTime(restart);
+            h.setProcessingTime(restart + SETTINGS.assemblyTimeout().toMillis() - 1);
+            assertEquals(List.of(), outcomes(h));
+            h.setProcessingTime(restart + SETTINGS.assemblyTimeout().toMillis());
+            assertEquals(List.of("harness/1/8=INCOMPLETE"), outcomes(h), "nothing replayed: incomplete a timeout later");
+        }
+    }
 }

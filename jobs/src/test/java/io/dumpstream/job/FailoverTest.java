@@ -131,6 +131,9 @@ class FailoverTest {
             Traffic t = traffic(kafka, topic, 23);
             IngestConfig c = config(kafka.bootstrapServers(), topic, dir);
             c.restartAttempts = -1; // unbounded, exponential delay capped below
+            // A dump whose chunks straddle the outage waits for the rest, as with the 10 min default: the
+            // assembly timeout must outlast the outage the job rides out (6 s would declare it INCOMPLETE).
+            c.assemblyTimeout = Duration.ofSeconds(60);
             Configuration extra = new Configuration();
             extra.set(RestartStrategyOptions.RESTART_STRATEGY_EXPONENTIAL_DELAY_MAX_BACKOFF, Duration.ofSeconds(3));
             try (LocalIngest job = LocalIngest.start(c, extra)) {

@@ -151,7 +151,22 @@ public final class Traffic {
         long lost = want.stream().filter(k -> !counts.containsKey(k)).count();
         System.out.printf("%s: sent %d records in %d dumps, landed %d, duplicates %d, lost %d%n", label, want.size(),
                 dumps.size(), landed.size(), duplicates, lost);
-        assertEquals(want, landed, label + ": the exact multiset of (run, rank, launch, record_index)");
+        if (!want.equals(landed)) {
+            List<String> lostKeys = want.stream().filter(k -> !counts.containsKey(k)).limit(20).toList();
+            List<String> doubled = counts.entrySet().stream().filter(e -> e.getValue() > 1).map(Map.Entry::getKey)
+                    .sorted().limit(20).toList();
+            List<String> unexpected = counts.keySet().stream().filter(k -> !records.contains(k)).sorted().limit(20)
+                    .toList();
+            List<String> notComplete = new ArrayList<>();
+            for (Map<String, Object> r : DuckDb.query("SELECT dump_id || ' ' || outcome AS d FROM read_parquet("
+                    + DuckDb.glob(out, "dumps/**/*.parquet") + ") WHERE outcome <> 'COMPLETE'")) {
+                notComplete.add((String) r.get("d"));
+            }
+            throw new AssertionError(String.format("%s: the exact multiset of (run, rank, launch, record_index):"
+                    + " sent %d, landed %d; lost %d (first: %s); duplicated %d (first: %s); not sent (first: %s);"
+                    + " dumps not COMPLETE: %s", label, want.size(), landed.size(), lost, lostKeys, duplicates,
+                    doubled, unexpected, notComplete));
+        }
         List<String> landedDumps = new ArrayList<>();
         for (Map<String, Object> r : DuckDb.query("SELECT dump_id || ' ' || outcome AS d FROM read_parquet("
                 + DuckDb.glob(out, "dumps/**/*.parquet") + ")")) {
