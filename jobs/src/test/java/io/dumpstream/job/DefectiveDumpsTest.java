@@ -199,4 +199,62 @@ class DefectiveDumpsTest {
         String idx = IngestStreamTest.header(r, L1Headers.CHUNK_INDEX);
         return idx == null ? "manifest" : "chunk " + idx;
     }
+
+    /**
+     * The node's agent, end to end: a spool directory with a healthy pair, a short and a long buffer,
+     * and a pair whose manifest names no dump; the first three are published and moved to done/, the
+     * last to failed/, and the job lands the three exactly as the offline decode of the same files.
+     */
+    @Test
+    void theAgentPublishesDefectivePairsToDoneAndTheJobLandsThemAsDecodeSays() throws Exception {
+        String topic = "ingest-agent-defects";
+        kafka.createTopic(topic, 2);
+        kafka.createTopic(topic + ".dlq", 1);
+        Path spool = Files.createDirectories(dir.resolve("spool"));
+        List<Files2> pairs = List.of(write(11, 0), write(12, -(CHUNK + 5000)), write(13, 5000));
+        for (Files2 f : pairs) {
+            String name = f.buffer().getFileName().toString().replace(".bin", "");
+            Files.copy(f.buffer(), spool.resolve(name + ".bin"));
+            Files.copy(f.manifest(), spool.resolve(name + ".manifest.json"));
+        }
+        Files.writeString(spool.resolve("nodump.manifest.json"), "{\"manifest_version\": 2}");
+        Files.write(spool.resolve("nodump.bin"), new byte[16]);
+        try (io.dumpstream.publish.SpoolAgent agent = new io.dumpstream.publish.SpoolAgent(spool,
+                PublisherConfig.builder(kafka.bootstrapServers()).topic(topic).chunkBytes(CHUNK).build(), 100)) {
+            io.dumpstream.publish.SpoolAgent.Pass pass = agent.runOnce();
+            assertEquals(3, pass.published(), pass.toString());
+            assertEquals(1, pass.failed(), pass.toString());
+        }
+        assertEquals(Set.of("launch11.bin", "launch11.manifest.json", "launch12.bin", "launch12.manifest.json",
+                "launch13.bin", "launch13.manifest.json"), names(spool.resolve("done")));
+        assertEquals(Set.of("nodump.bin", "nodump.manifest.json", "nodump.error.txt"), names(spool.resolve("failed")));
+        String error = Files.readString(spool.resolve("failed/nodump.error.txt"));
+        assertTrue(error.startsWith("cannot be published at all, the manifest gives no dump id to key it by:"), error);
+
+        HostileInputTest.Expected want = new HostileInputTest.Expected();
+        Path offline = dir.resolve("offline-agent");
+        try (TableWriter w = new TableWriter(offline, TableWriter.Options.defaults())) {
+            OfflineDecoder d = new OfflineDecoder(w, Clock.systemUTC());
+            for (Files2 f : pairs) {
+                d.decode(f.manifest(), f.buffer());
+            }
+            w.commit();
+        }
+        want.addTables(offline, Map.of());
+        want.rows.values().forEach(l -> l.sort(null));
+        try (JobRun run = JobRun.start(JobRun.config(kafka.bootstrapServers(), topic, dir.resolve("job")))) {
+            run.awaitDumps(3, Duration.ofSeconds(120));
+            Thread.sleep(2500);
+            HostileInputTest.Expected got = new HostileInputTest.Expected();
+            got.addTables(run.out, Map.of());
+            got.rows.values().forEach(l -> l.sort(null));
+            assertEquals(want.rows, got.rows);
+        }
+    }
+
+    private static Set<String> names(Path d) throws IOException {
+        try (var s = Files.list(d)) {
+            return s.map(p -> p.getFileName().toString()).collect(java.util.stream.Collectors.toSet());
+        }
+    }
 }
