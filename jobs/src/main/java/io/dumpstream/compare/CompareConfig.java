@@ -13,9 +13,16 @@ import java.util.Objects;
  * @param keys the pairing key options
  * @param tolerances the tolerance rules
  * @param parallelism 0 for the environment's default
+ * @param byTensor {@code --by tensor}: the baseline is a reference run, candidate tensors are reassembled from their views
  */
 public record CompareConfig(String root, String baseline, String candidate, String out, PairKey keys, Tolerances tolerances,
-                            int parallelism) implements Serializable {
+                            int parallelism, boolean byTensor) implements Serializable {
+
+    /** A pair comparison ({@code --by pair}). */
+    public CompareConfig(String root, String baseline, String candidate, String out, PairKey keys, Tolerances tolerances,
+                         int parallelism) {
+        this(root, baseline, candidate, out, keys, tolerances, parallelism, false);
+    }
 
     public CompareConfig {
         Objects.requireNonNull(root, "root");

@@ -89,15 +89,16 @@ public final class CompareJob {
         for (FirstDivergence r : rows) {
             counts.merge(Verdict.valueOf(r.getVerdict()), 1, Integer::sum);
         }
-        out.printf("compare %s vs %s: %d pairs in %.1f s: %s%n", c.baseline(), c.candidate(), rows.size(), secs, counts);
+        out.printf("compare %s vs %s: %d %s in %.1f s: %s%n", c.baseline(), c.candidate(), rows.size(),
+                c.byTensor() ? "tensors" : "pairs", secs, counts);
         out.println("tables under " + (c.out().contains("://") ? c.out() : java.nio.file.Path.of(c.out()).toAbsolutePath())
-                + " (comparisons/, first_divergence/)");
+                + (c.byTensor() ? " (tensor_comparisons/, tensor_first_divergence/)" : " (comparisons/, first_divergence/)"));
         if (report != null) {
             java.nio.file.Path parent = report.toAbsolutePath().getParent();
             Files.createDirectories(parent);
             java.nio.file.Path tmp = Files.createTempFile(parent, ".report-", ".html.tmp");
             try (Writer w = Files.newBufferedWriter(tmp, StandardCharsets.UTF_8)) {
-                Report.write(w, c.baseline(), c.candidate(), rows, Instant.now().toString());
+                Report.write(w, c.baseline(), c.candidate(), rows, Instant.now().toString(), c.byTensor());
             }
             Files.move(tmp, report, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
             out.println("report " + report.toAbsolutePath());
@@ -129,29 +130,32 @@ public final class CompareJob {
             }
             dirs.add(dir.toString());
         }
-        return new PartitionSource(dirs);
+        return new PartitionSource(dirs, c.byTensor());
     }
 
     /** The graph from the given partition source to both sinks; returns the result rows (for a report). */
     public static DataStream<FirstDivergence> build(StreamExecutionEnvironment env, CompareConfig c, PartitionSource partitions) {
         AvroTrust.ensure();
         SingleOutputStreamOperator<FirstDivergence> results = partitions(env, partitions)
-                .flatMap(new ComparePartitions(c.baseline(), c.candidate(), c.keys(), c.tolerances(), false),
+                .flatMap(new ComparePartitions(c.baseline(), c.candidate(), c.keys(), c.tolerances(), false, c.byTensor()),
                         TypeInformation.of(FirstDivergence.class))
-                .uid("compare-pairs").name("read and compare partitions of " + c.baseline() + " and " + c.candidate());
+                .uid("compare-pairs").name(c.byTensor()
+                        ? "reassemble tensors per rank, compare with the reference"
+                        : "read and compare partitions of " + c.baseline() + " and " + c.candidate());
         ParquetWriters.Settings parquet = ParquetWriters.Settings.defaults().withRowGroupBytes(RESULT_ROW_GROUP_BYTES);
         String out = uri(c.out());
-        results.map(new ToComparison(c.baseline(), c.candidate()))
+        results.map(new ToComparison(c.baseline(), c.candidate(), c.byTensor()))
                 .returns(new TypeHint<Routed<TensorComparison>>() { })
                 .uid("compare-route").name("route comparisons")
                 .sinkTo(IngestJob.fileSink(out, TensorComparison.class, parquet, SINK_BUFFER_BYTES))
                 .uid("compare-sink-comparisons").name("comparisons");
-        results.filter(r -> !Verdict.PASS.name().equals(r.getVerdict()))
+        boolean byTensor = c.byTensor();
+        results.filter(r -> PairRows.diverged(r, byTensor))
                 .uid("compare-diverged").name("non-PASS")
                 .keyBy(FirstDivergence::getRank, TypeInformation.of(Integer.class))
                 .reduce(new EarliestDivergence())
                 .uid("compare-earliest").name("earliest divergence per rank")
-                .map(new ToDivergence(c.baseline(), c.candidate()))
+                .map(new ToDivergence(c.baseline(), c.candidate(), c.byTensor()))
                 .returns(new TypeHint<Routed<FirstDivergence>>() { })
                 .uid("compare-route-first").name("route first divergence")
                 .sinkTo(IngestJob.fileSink(out, FirstDivergence.class, parquet, SINK_BUFFER_BYTES))
@@ -180,15 +184,23 @@ public final class CompareJob {
         private static final long serialVersionUID = 1L;
         private final String baseline;
         private final String candidate;
+        private final boolean byTensor;
 
         public ToComparison(String baseline, String candidate) {
+            this(baseline, candidate, false);
+        }
+
+        /** With {@code byTensor}, to the {@code tensor_} tables of {@code compare --by tensor}. */
+        public ToComparison(String baseline, String candidate, boolean byTensor) {
             this.baseline = baseline;
             this.candidate = candidate;
+            this.byTensor = byTensor;
         }
 
         @Override
         public Routed<TensorComparison> map(FirstDivergence r) {
-            return new Routed<>(ComparePaths.comparisons(baseline, candidate, r.getRank()), PairRows.comparison(r), 0);
+            return new Routed<>(byTensor ? ComparePaths.tensorComparisons(baseline, candidate, r.getRank())
+                    : ComparePaths.comparisons(baseline, candidate, r.getRank()), PairRows.comparison(r), 0);
         }
     }
 
@@ -197,15 +209,23 @@ public final class CompareJob {
         private static final long serialVersionUID = 1L;
         private final String baseline;
         private final String candidate;
+        private final boolean byTensor;
 
         public ToDivergence(String baseline, String candidate) {
+            this(baseline, candidate, false);
+        }
+
+        /** With {@code byTensor}, to the {@code tensor_} tables of {@code compare --by tensor}. */
+        public ToDivergence(String baseline, String candidate, boolean byTensor) {
             this.baseline = baseline;
             this.candidate = candidate;
+            this.byTensor = byTensor;
         }
 
         @Override
         public Routed<FirstDivergence> map(FirstDivergence r) {
-            return new Routed<>(ComparePaths.firstDivergence(baseline, candidate), r, 0);
+            return new Routed<>(byTensor ? ComparePaths.tensorFirstDivergence(baseline, candidate)
+                    : ComparePaths.firstDivergence(baseline, candidate), r, 0);
         }
     }
 }

@@ -11,7 +11,7 @@ import java.util.Set;
 /** The options of the comparison job, shared by the {@code compare} command and {@link CompareJob#main} on a cluster. */
 public final class CompareOptions {
     static final Set<String> OPTIONS = Set.of("root", "baseline", "candidate", "out", "report", "tolerances", "align-by",
-            "ignore-placement", "parallelism");
+            "ignore-placement", "parallelism", "by");
 
     private CompareOptions() {
     }
@@ -23,6 +23,15 @@ public final class CompareOptions {
         String alignBy = a.get("align-by", "launch");
         if (!alignBy.equals("launch") && !alignBy.equals("step")) {
             throw new UsageException("option --align-by must be launch or step, got '" + alignBy + "'");
+        }
+        String by = a.get("by", "pair");
+        if (!by.equals("pair") && !by.equals("tensor")) {
+            throw new UsageException("option --by must be pair or tensor, got '" + by + "'");
+        }
+        boolean byTensor = by.equals("tensor");
+        if (byTensor && (a.has("align-by") || a.flag("ignore-placement"))) {
+            throw new UsageException("--by tensor pairs tensors by (rank, launch_id, phase, parameter_position or tensor_name):"
+                    + " --align-by and --ignore-placement do not apply");
         }
         Tolerances tolerances = Tolerances.defaults();
         if (a.has("tolerances")) {
@@ -40,7 +49,7 @@ public final class CompareOptions {
         }
         try {
             return new CompareConfig(a.require("root"), a.require("baseline"), a.require("candidate"), a.require("out"),
-                    new PairKey(alignBy.equals("step"), a.flag("ignore-placement")), tolerances, a.getInt("parallelism", 0));
+                    new PairKey(alignBy.equals("step"), a.flag("ignore-placement")), tolerances, a.getInt("parallelism", 0), byTensor);
         } catch (IllegalArgumentException e) {
             throw new UsageException(e.getMessage());
         }

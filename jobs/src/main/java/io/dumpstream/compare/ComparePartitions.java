@@ -14,6 +14,7 @@ import org.apache.flink.util.Collector;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
+import java.util.function.Consumer;
 
 /**
  * The operator that reads and compares each {@link Partition} it receives ({@link PartitionComparer}),
@@ -42,7 +43,9 @@ public final class ComparePartitions extends RichFlatMapFunction<Partition, Firs
     private final PairKey keys;
     private final Tolerances tolerances;
     private final boolean readOnly;
+    private final boolean byTensor;
     private transient PartitionComparer comparer;
+    private transient TensorComparer tensors;
     private transient Counter pairs;
     private transient Counter bytes;
     private transient LongMinimum firstRead;
@@ -51,6 +54,16 @@ public final class ComparePartitions extends RichFlatMapFunction<Partition, Firs
     private transient LongCounter cpu;
 
     public ComparePartitions(String baseline, String candidate, PairKey keys, Tolerances tolerances, boolean readOnly) {
+        this(baseline, candidate, keys, tolerances, readOnly, false);
+    }
+
+    /** With {@code byTensor}, each partition is a rank's files and {@link TensorComparer} compares its tensors. */
+    public ComparePartitions(String baseline, String candidate, PairKey keys, Tolerances tolerances, boolean readOnly,
+                             boolean byTensor) {
+        if (byTensor && readOnly) {
+            throw new IllegalArgumentException("read-only applies to the pair comparison only");
+        }
+        this.byTensor = byTensor;
         this.baseline = baseline;
         this.candidate = candidate;
         this.keys = keys;
@@ -61,7 +74,11 @@ public final class ComparePartitions extends RichFlatMapFunction<Partition, Firs
     @Override
     public void open(OpenContext context) {
         AvroTrust.ensure(); // on a TaskManager of a cluster too
-        comparer = new PartitionComparer(baseline, candidate, keys, tolerances, readOnly);
+        if (byTensor) {
+            tensors = new TensorComparer(baseline, candidate, tolerances);
+        } else {
+            comparer = new PartitionComparer(baseline, candidate, keys, tolerances, readOnly);
+        }
         pairs = getRuntimeContext().getMetricGroup().addGroup("dumpstream").counter("pairsCompared");
         bytes = getRuntimeContext().getMetricGroup().addGroup("dumpstream").counter("payloadBytesCompared");
         firstRead = new LongMinimum();
@@ -78,14 +95,20 @@ public final class ComparePartitions extends RichFlatMapFunction<Partition, Firs
     public void flatMap(Partition p, Collector<FirstDivergence> out) throws IOException {
         firstRead.add(System.currentTimeMillis());
         long cpu0 = THREADS.getCurrentThreadCpuTime();
-        long before = comparer.bytesCompared;
-        comparer.compare(p, r -> {
+        long before = byTensor ? tensors.bytesCompared : comparer.bytesCompared;
+        Consumer<FirstDivergence> emit = r -> {
             out.collect(r);
             pairs.inc();
-        });
-        bytes.inc(comparer.bytesCompared - before);
-        if (comparer.lastReadMillis > 0) {
-            lastRead.add(comparer.lastReadMillis);
+        };
+        if (byTensor) {
+            tensors.compare(p, emit);
+        } else {
+            comparer.compare(p, emit);
+        }
+        bytes.inc((byTensor ? tensors.bytesCompared : comparer.bytesCompared) - before);
+        long lastMillis = byTensor ? tensors.lastReadMillis : comparer.lastReadMillis;
+        if (lastMillis > 0) {
+            lastRead.add(lastMillis);
         }
         if (!readOnly) {
             lastResult.add(System.currentTimeMillis());
@@ -98,6 +121,9 @@ public final class ComparePartitions extends RichFlatMapFunction<Partition, Firs
     public void close() {
         if (comparer != null) {
             comparer.close();
+        }
+        if (tensors != null) {
+            tensors.close();
         }
     }
 }

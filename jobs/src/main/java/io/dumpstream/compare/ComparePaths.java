@@ -6,6 +6,9 @@ import io.dumpstream.table.HivePartition;
 public final class ComparePaths {
     public static final String COMPARISONS = "comparisons";
     public static final String FIRST_DIVERGENCE = "first_divergence";
+    /** The tables of {@code compare --by tensor}: one row per tensor, and the earliest non-PASS tensor per rank. */
+    public static final String TENSOR_COMPARISONS = "tensor_comparisons";
+    public static final String TENSOR_FIRST_DIVERGENCE = "tensor_first_divergence";
 
     private ComparePaths() {
     }
@@ -18,6 +21,16 @@ public final class ComparePaths {
     /** {@code first_divergence/baseline=<A>/candidate=<B>}. */
     public static String firstDivergence(String baseline, String candidate) {
         return FIRST_DIVERGENCE + '/' + pair(baseline, candidate);
+    }
+
+    /** {@code tensor_comparisons/baseline=<A>/candidate=<B>/rank=<r>}. */
+    public static String tensorComparisons(String baseline, String candidate, int rank) {
+        return TENSOR_COMPARISONS + '/' + pair(baseline, candidate) + '/' + HivePartition.segment(HivePartition.RANK, Integer.toString(rank));
+    }
+
+    /** {@code tensor_first_divergence/baseline=<A>/candidate=<B>}. */
+    public static String tensorFirstDivergence(String baseline, String candidate) {
+        return TENSOR_FIRST_DIVERGENCE + '/' + pair(baseline, candidate);
     }
 
     /** {@code snapshots/run=<run>}: every rank and stage of one run. */

@@ -60,6 +60,14 @@ public class Operand {
      */
     public static Operand of(GenericRecord s, boolean baseline, PairKey keys, int file, long row) {
         Operand o = new Operand();
+        o.fill(s, baseline, file, row);
+        o.key = keys.of(o);
+        return o;
+    }
+
+    /** Sets the fields {@link #of} reads from {@code s} (every one but {@link #key}); subclasses read more columns. */
+    protected void fill(GenericRecord s, boolean baseline, int file, long row) {
+        Operand o = this;
         o.baseline = baseline;
         o.file = file;
         o.row = row;
@@ -90,16 +98,14 @@ public class Operand {
         Object norm = s.get("l2_norm");
         o.l2Norm = norm == null ? null : ((Number) norm).doubleValue();
         o.payloadCrc32c = ((Number) s.get("payload_crc32c")).longValue();
-        o.key = keys.of(o);
-        return o;
     }
 
-    private static String text(GenericRecord s, String field) {
+    static String text(GenericRecord s, String field) {
         Object v = s.get(field);
         return v == null ? null : v.toString();
     }
 
-    private static Long longOrNull(GenericRecord s, String field) {
+    static Long longOrNull(GenericRecord s, String field) {
         Object v = s.get(field);
         return v == null ? null : ((Number) v).longValue();
     }

@@ -33,6 +33,19 @@ public final class PairRows {
             .thenComparing(FirstDivergence::getWorkerId, Comparator.nullsFirst(Comparator.naturalOrder()))
             .thenComparing(FirstDivergence::getStage);
 
+    /**
+     * Whether a row counts for the first divergence: any non-PASS pair; for {@code --by tensor} only a
+     * compared tensor (FAIL, SHAPE_MISMATCH, DTYPE_MISMATCH): a reference usually covers a subset of a
+     * run's tensors, and a reference-only row has no kernel task to order it by.
+     */
+    public static boolean diverged(FirstDivergence r, boolean byTensor) {
+        String v = r.getVerdict();
+        if (Verdict.PASS.name().equals(v)) {
+            return false;
+        }
+        return !byTensor || !(Verdict.MISSING_BASELINE.name().equals(v) || Verdict.MISSING_CANDIDATE.name().equals(v));
+    }
+
     private final String baselineRun;
     private final String candidateRun;
     private final Tolerances tolerances;

@@ -28,9 +28,16 @@ public final class PartitionSource implements Source<Partition, PartitionSplit, 
     private static final long serialVersionUID = 1L;
     /** {@code snapshots/run=<run>} directory URIs of the runs. */
     private final List<String> runDirs;
+    /** One partition per rank ({@link SnapshotPartitions#byRank}) instead of per stage directory. */
+    private final boolean byRank;
 
     public PartitionSource(List<String> runDirs) {
+        this(runDirs, false);
+    }
+
+    public PartitionSource(List<String> runDirs, boolean byRank) {
         this.runDirs = List.copyOf(runDirs);
+        this.byRank = byRank;
     }
 
     @Override
@@ -51,7 +58,8 @@ public final class PartitionSource implements Source<Partition, PartitionSplit, 
             dirs.add(new Path(d));
         }
         List<PartitionSplit> splits = new ArrayList<>();
-        for (Partition p : SnapshotPartitions.list(dirs)) {
+        List<Partition> partitions = SnapshotPartitions.list(dirs);
+        for (Partition p : byRank ? SnapshotPartitions.byRank(partitions) : partitions) {
             splits.add(new PartitionSplit(Integer.toString(splits.size()), p));
         }
         return new IteratorSourceEnumerator<>(context, splits);

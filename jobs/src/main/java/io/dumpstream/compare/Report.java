@@ -56,6 +56,17 @@ public final class Report {
     /** Writes the report of {@code rows} (every result row of the job). */
     public static void write(Writer w, String baseline, String candidate, List<FirstDivergence> rows, String generatedAt)
             throws IOException {
+        write(w, baseline, candidate, rows, generatedAt, false);
+    }
+
+    /**
+     * Writes the report; with {@code byTensor} (rows of {@code compare --by tensor}) the baseline is the
+     * reference, every tensor is listed with its coverage beside its verdict, and the verdict counts show
+     * the coverage of their tensors.
+     */
+    public static void write(Writer w, String baseline, String candidate, List<FirstDivergence> rows, String generatedAt,
+                             boolean byTensor) throws IOException {
+        String unit = byTensor ? "tensors" : "pairs";
         Map<Verdict, Integer> counts = new EnumMap<>(Verdict.class);
         for (Verdict v : Verdict.values()) {
             counts.put(v, 0);
@@ -72,6 +83,8 @@ public final class Report {
             cells.computeIfAbsent(r.getStage() + "\u0000" + r.getRank(), k -> new Cell()).add(r);
             if (!Verdict.PASS.name().equals(r.getVerdict())) {
                 failing.add(r);
+            }
+            if (PairRows.diverged(r, byTensor)) {
                 first.merge(r.getRank(), r, (a, b) -> PairRows.EARLIEST.compare(a, b) <= 0 ? a : b);
             }
         }
@@ -79,30 +92,55 @@ public final class Report {
         List<String> stages = new ArrayList<>(stageOrder.keySet());
         stages.sort(Comparator.comparingLong((String s) -> stageOrder.get(s)).thenComparing(s -> s));
 
-        w.write("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>dumpstream compare: ");
+        w.write("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>dumpstream compare"
+                + (byTensor ? " --by tensor" : "") + ": ");
         w.write(esc(baseline) + " vs " + esc(candidate) + "</title>\n<style>\n"
                 + "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}h1{font-size:20px}h2{font-size:16px;margin-top:28px}\n"
                 + "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 7px;text-align:left;white-space:nowrap}\n"
-                + "th{background:#f2f2f2}#failing th{cursor:pointer}#failing th:after{content:' \\2195';color:#999}\n"
+                + "th{background:#f2f2f2}#failing th,#tensors th{cursor:pointer}#failing th:after,#tensors th:after{content:' \\2195';color:#999}\n"
+                + "td.cov{font-weight:600}td.cov.partial{color:#b26a00}\n"
                 + ".PASS{color:#17692b}.FAIL,.SHAPE_MISMATCH,.DTYPE_MISMATCH,.MISSING_BASELINE,.MISSING_CANDIDATE{color:#b00020;font-weight:600}\n"
                 + "td.num{text-align:right;font-variant-numeric:tabular-nums}.muted{color:#777}\n"
                 + "</style></head><body>\n");
-        w.write("<h1>Run comparison: <code>" + esc(baseline) + "</code> (baseline) vs <code>" + esc(candidate)
-                + "</code> (candidate)</h1>\n<p class=\"muted\">" + rows.size() + " pairs, generated " + esc(generatedAt) + "</p>\n");
-
-        w.write("<h2>Verdicts</h2>\n<table id=\"verdicts\"><tr><th>verdict</th><th>pairs</th></tr>\n");
-        for (Map.Entry<Verdict, Integer> e : counts.entrySet()) {
-            w.write("<tr><td class=\"" + e.getKey() + "\">" + e.getKey() + "</td><td class=\"num\">" + e.getValue() + "</td></tr>\n");
+        if (byTensor) {
+            w.write("<h1>Tensor comparison: <code>" + esc(candidate) + "</code> (candidate, reassembled from its views) against"
+                    + " <code>" + esc(baseline) + "</code> (reference)</h1>\n<p class=\"muted\">" + rows.size() + " tensors, generated "
+                    + esc(generatedAt) + ". Coverage: the share of the reference's elements that the candidate's views hold;"
+                    + " only covered elements are compared.</p>\n");
+            w.write("<h2>Verdicts</h2>\n<table id=\"verdicts\"><tr><th>verdict</th><th>tensors</th><th>lowest coverage</th>"
+                    + "<th>mean coverage</th></tr>\n");
+            for (Map.Entry<Verdict, Integer> e : counts.entrySet()) {
+                double min = Double.NaN;
+                double sum = 0;
+                int n = 0;
+                for (FirstDivergence r : rows) {
+                    if (r.getVerdict().equals(e.getKey().name()) && r.getCoverage() != null) {
+                        min = n == 0 ? r.getCoverage() : Math.min(min, r.getCoverage());
+                        sum += r.getCoverage();
+                        n++;
+                    }
+                }
+                w.write("<tr><td class=\"" + e.getKey() + "\">" + e.getKey() + "</td><td class=\"num\">" + e.getValue()
+                        + "</td><td class=\"num\">" + (n == 0 ? "" : fmt(min)) + "</td><td class=\"num\">" + (n == 0 ? "" : fmt(sum / n))
+                        + "</td></tr>\n");
+            }
+        } else {
+            w.write("<h1>Run comparison: <code>" + esc(baseline) + "</code> (baseline) vs <code>" + esc(candidate)
+                    + "</code> (candidate)</h1>\n<p class=\"muted\">" + rows.size() + " pairs, generated " + esc(generatedAt) + "</p>\n");
+            w.write("<h2>Verdicts</h2>\n<table id=\"verdicts\"><tr><th>verdict</th><th>pairs</th></tr>\n");
+            for (Map.Entry<Verdict, Integer> e : counts.entrySet()) {
+                w.write("<tr><td class=\"" + e.getKey() + "\">" + e.getKey() + "</td><td class=\"num\">" + e.getValue() + "</td></tr>\n");
+            }
         }
         w.write("</table>\n");
 
         w.write("<h2>First divergence per rank</h2>\n");
         if (first.isEmpty()) {
-            w.write("<p id=\"first-none\">Every pair passed.</p>\n");
+            w.write("<p id=\"first-none\">Every " + (byTensor ? "tensor" : "pair") + " passed.</p>\n");
         } else {
-            w.write("<table id=\"first\"><tr>" + headers() + "</tr>\n");
+            w.write("<table id=\"first\"><tr>" + headers(byTensor) + "</tr>\n");
             for (FirstDivergence r : first.values()) {
-                w.write("<tr>" + cells(r) + "</tr>\n");
+                w.write("<tr>" + cells(r, byTensor) + "</tr>\n");
             }
             w.write("</table>\n");
         }
@@ -110,8 +148,26 @@ public final class Report {
         w.write("<h2>Worst cosine similarity by stage and rank</h2>\n");
         heatmap(w, stages, new ArrayList<>(ranks), cells);
 
-        w.write("<h2>Failing pairs</h2>\n");
-        if (failing.isEmpty()) {
+        if (byTensor) {
+            List<FirstDivergence> all = new ArrayList<>(rows);
+            all.sort(Comparator.comparingInt(FirstDivergence::getRank).thenComparing(PairRows.EARLIEST));
+            w.write("<h2>Tensors</h2>\n");
+            if (all.size() > MAX_TABLE_ROWS) {
+                w.write("<p>The first " + MAX_TABLE_ROWS + " of " + all.size() + " tensors; the tensor_comparisons table holds all.</p>\n");
+            }
+            w.write("<p class=\"muted\">Every tensor, its coverage beside its verdict. Click a column header to sort.</p>\n"
+                    + "<table id=\"tensors\"><thead><tr>" + headers(true) + "</tr></thead><tbody>\n");
+            for (FirstDivergence r : all.subList(0, Math.min(MAX_TABLE_ROWS, all.size()))) {
+                w.write("<tr class=\"tensor\">" + cells(r, true) + "</tr>\n");
+            }
+            w.write("</tbody></table>\n");
+            failing.clear(); // every tensor is in the table above
+        }
+        w.write("<h2>Failing " + unit + "</h2>\n");
+        if (byTensor) {
+            w.write("<p id=\"failing-tensors\">" + rows.stream().filter(r -> !Verdict.PASS.name().equals(r.getVerdict())).count()
+                    + " of " + rows.size() + " tensors are not PASS (listed above with the rest).</p>\n");
+        } else if (failing.isEmpty()) {
             w.write("<p id=\"failing-none\">None.</p>\n");
         } else {
             if (failing.size() > MAX_TABLE_ROWS) {
@@ -125,7 +181,7 @@ public final class Report {
             w.write("</tbody></table>\n");
         }
         w.write("<script>\n"
-                + "document.querySelectorAll('#failing th').forEach(function(th,i){th.addEventListener('click',function(){\n"
+                + "document.querySelectorAll('#failing th, #tensors th').forEach(function(th,i){th.addEventListener('click',function(){\n"
                 + " var body=th.closest('table').tBodies[0],rows=Array.from(body.rows),asc=th.dataset.asc!=='1';th.dataset.asc=asc?'1':'0';\n"
                 + " rows.sort(function(a,b){var x=a.cells[i].dataset.v,y=b.cells[i].dataset.v,nx=parseFloat(x),ny=parseFloat(y);\n"
                 + "  var c=(!isNaN(nx)&&!isNaN(ny))?nx-ny:(x<y?-1:x>y?1:0);return asc?c:-c;});\n"
@@ -137,11 +193,53 @@ public final class Report {
             "worker_id", "dtype", "verdict", "max_abs_err", "max_rel_err", "cosine_similarity", "mismatch_count",
             "first_mismatch_index", "detail"};
 
+    private static final String[] TENSOR_HEADERS = {"rank", "launch_id", "phase", "parameter_position", "tensor_name",
+            "reference_key", "dtype", "verdict", "coverage", "covered / extent", "views", "max_abs_err", "max_rel_err",
+            "cosine_similarity", "mismatch_count", "first_mismatch_index", "first_mismatch_task_id", "stage", "detail"};
+
     private static String headers() {
+        return headers(false);
+    }
+
+    private static String headers(boolean byTensor) {
         StringBuilder s = new StringBuilder();
-        for (String h : HEADERS) {
+        for (String h : byTensor ? TENSOR_HEADERS : HEADERS) {
             s.append("<th>").append(h).append("</th>");
         }
+        return s.toString();
+    }
+
+    private static String cells(FirstDivergence r, boolean byTensor) {
+        if (!byTensor) {
+            return cells(r);
+        }
+        StringBuilder s = new StringBuilder();
+        num(s, r.getRank());
+        num(s, r.getLaunchId());
+        text(s, r.getPhase() == null ? "" : r.getPhase(), null);
+        num(s, r.getParameterPosition());
+        text(s, r.getTensorName(), null);
+        text(s, r.getReferenceKey() == null ? "" : r.getReferenceKey(), null);
+        text(s, r.getDtype(), null);
+        text(s, r.getVerdict(), r.getVerdict());
+        Double cov = r.getCoverage();
+        s.append("<td class=\"num cov").append(cov != null && cov < 1 ? " partial" : "").append("\" data-v=\"")
+                .append(cov == null ? "" : cov.toString()).append("\">")
+                .append(cov == null ? "" : String.format(Locale.ROOT, "%.2f%%", 100 * cov)).append("</td>");
+        String ce = r.getCoveredElements() == null && r.getExtentElements() == null ? ""
+                : (r.getCoveredElements() == null ? "" : r.getCoveredElements()) + " / "
+                + (r.getExtentElements() == null ? "" : r.getExtentElements());
+        s.append("<td class=\"num\" data-v=\"").append(r.getCoveredElements() == null ? "" : r.getCoveredElements()).append("\">")
+                .append(esc(ce)).append("</td>");
+        num(s, r.getViews());
+        num(s, r.getMaxAbsErr());
+        num(s, r.getMaxRelErr());
+        num(s, r.getCosineSimilarity());
+        num(s, r.getMismatchCount());
+        num(s, r.getFirstMismatchIndex());
+        num(s, r.getFirstMismatchTaskId());
+        text(s, r.getStage(), null);
+        text(s, r.getDetail() == null ? "" : r.getDetail(), null);
         return s.toString();
     }
 

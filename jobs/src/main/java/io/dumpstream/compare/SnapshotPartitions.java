@@ -43,6 +43,32 @@ public final class SnapshotPartitions {
         return out;
     }
 
+    /**
+     * The partitions of {@link #list} merged by their first directory ({@code rank=<r>}): the unit of
+     * {@code compare --by tensor}, whose tensors span stages. Largest first, as {@link #list}.
+     */
+    public static List<Partition> byRank(List<Partition> partitions) {
+        Map<String, List<Partition>> byRank = new TreeMap<>();
+        for (Partition p : partitions) {
+            int slash = p.dir.indexOf('/');
+            byRank.computeIfAbsent(slash < 0 ? p.dir : p.dir.substring(0, slash), k -> new ArrayList<>()).add(p);
+        }
+        List<Partition> out = new ArrayList<>();
+        for (Map.Entry<String, List<Partition>> e : byRank.entrySet()) {
+            List<String> paths = new ArrayList<>();
+            List<Long> lengths = new ArrayList<>();
+            for (Partition p : e.getValue()) {
+                for (int i = 0; i < p.paths.length; i++) {
+                    paths.add(p.paths[i]);
+                    lengths.add(p.lengths[i]);
+                }
+            }
+            out.add(new Partition(e.getKey(), paths.toArray(new String[0]), lengths.stream().mapToLong(Long::longValue).toArray()));
+        }
+        out.sort(Comparator.comparingLong(Partition::bytes).reversed().thenComparing(p -> p.dir));
+        return out;
+    }
+
     private static void walk(FileSystem fs, Path dir, String relative, Map<String, List<FileStatus>> byDir) throws IOException {
         FileStatus[] entries = fs.listStatus(dir);
         if (entries == null) {

@@ -51,8 +51,31 @@ final class SnapshotRows {
     /** Appends the rows of {@code in} ({@code file}, {@code length} bytes, number {@code fileIndex} of its partition) to {@code out}. */
     static void read(String file, FSDataInputStream in, long length, int fileIndex, String baseline, String candidate, PairKey keys,
                      List<Operand> out) throws IOException {
+        read(file, in, length, fileIndex, baseline, candidate, PROJECTION, (r, base, f, row) -> Operand.of(r, base, keys, f, row), out);
+    }
+
+    /** How a projected row becomes a side (it throws IllegalArgumentException for a row not written by our decoders). */
+    interface RowMapper<T extends Operand> {
+        T map(GenericRecord r, boolean baseline, int fileIndex, long row);
+    }
+
+    /** The columns {@code columns} of the snapshot schema (in its order) as a projection named {@code name}. */
+    static Schema projection(String name, Set<String> columns) {
+        List<Schema.Field> fields = new ArrayList<>();
+        for (Schema.Field f : TensorSnapshot.getClassSchema().getFields()) {
+            if (columns.contains(f.name())) {
+                fields.add(new Schema.Field(f, f.schema()));
+            }
+        }
+        return Schema.createRecord(name, "snapshot columns without the payload", "io.dumpstream.compare", false, fields);
+    }
+
+    /** As {@link #read(String, FSDataInputStream, long, int, String, String, PairKey, List)} with another projection and row type. */
+    static <T extends Operand> void read(String file, FSDataInputStream in, long length, int fileIndex, String baseline,
+                                         String candidate, Schema projection, RowMapper<T> mapper, List<? super T> out)
+            throws IOException {
         org.apache.hadoop.conf.Configuration conf = new org.apache.hadoop.conf.Configuration(false);
-        AvroReadSupport.setRequestedProjection(conf, PROJECTION);
+        AvroReadSupport.setRequestedProjection(conf, projection);
         // the projection is converted to a Parquet schema: it must use the three-level list layout
         // the writers use (ParquetWriters), or shape would match no column and read as null
         conf.setBoolean(AvroWriteSupport.WRITE_OLD_LIST_STRUCTURE, false);
@@ -69,7 +92,7 @@ final class SnapshotRows {
                     continue;
                 }
                 try {
-                    out.add(Operand.of(r, base, keys, fileIndex, row));
+                    out.add(mapper.map(r, base, fileIndex, row));
                 } catch (IllegalArgumentException e) {
                     // a row not written by our decoders: say which and go on with the rest
                     LOG.warn("skipping snapshot row {} of {} (run '{}' record {}): {}", row, file, run, r.get("record_index"),

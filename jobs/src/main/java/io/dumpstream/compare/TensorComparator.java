@@ -61,7 +61,12 @@ public final class TensorComparator {
     }
 
     private Metrics integers(Dtype dtype, byte[] b, int bo, byte[] c, int co, long n) {
-        Acc a = new Acc();
+        Sum a = new Sum();
+        integers(dtype, b, bo, c, co, n, 0, a);
+        return a.metrics(n, false);
+    }
+
+    private void integers(Dtype dtype, byte[] b, int bo, byte[] c, int co, long n, long base, Sum a) {
         for (long first = 0; first < n; first += BLOCK) {
             int count = (int) Math.min(BLOCK, n - first);
             Elements.toDouble(dtype, b, bo, first, count, bs);
@@ -73,22 +78,41 @@ public final class TensorComparator {
                         ? Elements.rawLong(dtype, b, bo, first + i) != Elements.rawLong(dtype, c, co, first + i)
                         : x != y;
                 if (differ) {
-                    a.mismatch(first + i);
+                    a.mismatch(base + first + i);
                 }
                 a.finitePair(x, y, Math.abs(y - x));
             }
         }
-        return a.metrics(n, false);
+    }
+
+    /**
+     * Compares {@code n} elements of {@code dtype}, {@code b[bo..]} (the baseline) against {@code c[co..]},
+     * adding to {@code into}; element {@code i} of the range is element {@code base + i} of the tensor
+     * (for the first mismatch index). Ranges must be added in ascending {@code base}. This is how
+     * {@code compare --by tensor} compares a reassembled tensor interval by interval.
+     */
+    public void compareRange(Dtype dtype, Tolerance tol, byte[] b, int bo, byte[] c, int co, long n, long base, Sum into) {
+        if (Elements.isInteger(dtype) && tol.exact()) {
+            integers(dtype, b, bo, c, co, n, base, into);
+        } else {
+            floats(dtype, b, bo, c, co, n, tol.rtol(), tol.atol(), base, into);
+        }
     }
 
     /**
      * The float path, the hot loop of the job: the accumulators are locals (registers, not fields)
      * and the relative error skips its division when it cannot raise the maximum. Results are the
-     * same bits as {@link Acc#finitePair} in element order: the sums keep their order, and the skip
+     * same bits as {@link Sum#finitePair} in element order: the sums keep their order, and the skip
      * is exact: for a double {@code d}, {@code d / ax > maxRel} (rounded) implies {@code d > maxRel * ax}
      * (real), hence {@code d >= fl(maxRel * ax)} whichever way the product rounds.
      */
     private Metrics floats(Dtype dtype, byte[] b, int bo, byte[] c, int co, long n, double rtol, double atol) {
+        Sum s = new Sum();
+        floats(dtype, b, bo, c, co, n, rtol, atol, 0, s);
+        return s.metrics(n, false);
+    }
+
+    private void floats(Dtype dtype, byte[] b, int bo, byte[] c, int co, long n, double rtol, double atol, long base, Sum into) {
         long finite = 0;
         long mismatches = 0;
         long firstMismatch = -1;
@@ -150,15 +174,15 @@ public final class TensorComparator {
                 nc += y * y;
             }
         }
-        Long firstIndex = mismatches == 0 ? null : firstMismatch;
-        if (finite == 0) {
-            return new Metrics(n, false, mismatches, firstIndex, null, null, null, null, null);
-        }
-        Double cosine = nb == 0 || nc == 0 ? null : dot / (Math.sqrt(nb) * Math.sqrt(nc));
-        return new Metrics(n, false, mismatches, firstIndex, maxAbs, maxRel, sumAbs / finite, Math.sqrt(sumSq / finite), cosine);
+        into.merge(finite, mismatches, mismatches == 0 ? -1 : base + firstMismatch, maxAbs, maxRel, sumAbs, sumSq, dot, nb, nc);
     }
 
-    private static final class Acc {
+    /**
+     * Running metrics of one pair over one or more element ranges: counts add, maxima fold, sums add
+     * (range by range, so a tensor compared in intervals may differ from one pass in the last bits of
+     * the sums). A single range gives exactly the bits of a one-pass comparison.
+     */
+    public static final class Sum {
         long finite;
         long mismatches;
         long firstMismatch = -1;
@@ -169,6 +193,12 @@ public final class TensorComparator {
         double dot;
         double nb;
         double nc;
+        private boolean empty = true;
+
+        /** Mismatching elements so far. */
+        public long mismatches() {
+            return mismatches;
+        }
 
         void mismatch(long index) {
             if (mismatches++ == 0) {
@@ -177,6 +207,7 @@ public final class TensorComparator {
         }
 
         void finitePair(double x, double y, double d) {
+            empty = false;
             finite++;
             if (d > maxAbs) {
                 maxAbs = d;
@@ -194,7 +225,35 @@ public final class TensorComparator {
             nc += y * y;
         }
 
-        Metrics metrics(long n, boolean bitwise) {
+        void merge(long fin, long mis, long firstMis, double mAbs, double mRel, double sAbs, double sSq, double d, double b2,
+                   double c2) {
+            if (mismatches == 0 && mis > 0) {
+                firstMismatch = firstMis;
+            }
+            mismatches += mis;
+            finite += fin;
+            if (empty) { // assignment keeps a single range's bits (-0.0 included)
+                maxAbs = mAbs;
+                maxRel = mRel;
+                sumAbs = sAbs;
+                sumSq = sSq;
+                dot = d;
+                nb = b2;
+                nc = c2;
+                empty = false;
+                return;
+            }
+            maxAbs = Math.max(maxAbs, mAbs);
+            maxRel = Math.max(maxRel, mRel);
+            sumAbs += sAbs;
+            sumSq += sSq;
+            dot += d;
+            nb += b2;
+            nc += c2;
+        }
+
+        /** The metrics over the {@code n} elements compared. */
+        public Metrics metrics(long n, boolean bitwise) {
             Long first = mismatches == 0 ? null : firstMismatch;
             if (finite == 0) {
                 return new Metrics(n, bitwise, mismatches, first, null, null, null, null, null);
