@@ -24,7 +24,8 @@ public final class Main {
                 new SimulateCommand(),
                 new IngestCommand(),
                 new DemoCommand(),
-                new CompareCommand());
+                new CompareCommand(),
+                new TensorsCommand());
     }
 
     public static void main(String[] argv) {
