@@ -77,12 +77,26 @@ public final class TensorsCommand implements Command {
         try {
             TensorsJob.runAndReport(env, c, source, out);
         } catch (Exception e) {
-            err.println("dumpstream tensors: the job failed: " + IngestCommand.rootMessage(e));
+            err.println("dumpstream tensors: the job failed: " + cause(e));
             return 1;
         } finally {
             ticker.shutdownNow();
         }
         return 0;
+    }
+
+    /**
+     * The first exception of the chain thrown by our own code (it names the file, the field and the value),
+     * past Flink's wrappers ("Job execution failed", "Recovery is suppressed ..."); else the root cause.
+     */
+    static String cause(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            StackTraceElement[] st = t.getStackTrace();
+            if (st.length > 0 && st[0].getClassName().startsWith("io.dumpstream.")) {
+                return t.getMessage();
+            }
+        }
+        return IngestCommand.rootMessage(e);
     }
 
     static String progress(long t0) {
