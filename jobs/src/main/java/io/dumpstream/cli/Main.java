@@ -25,7 +25,8 @@ public final class Main {
                 new IngestCommand(),
                 new DemoCommand(),
                 new CompareCommand(),
-                new ImportReferenceCommand());
+                new ImportReferenceCommand(),
+                new TensorsCommand());
     }
 
     public static void main(String[] argv) {

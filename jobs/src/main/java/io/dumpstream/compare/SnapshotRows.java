@@ -26,26 +26,43 @@ import java.util.Set;
  * read that follows pairing. Rows of any other run are skipped, and so are rows not written by our
  * decoders (logged), as the row-at-a-time job did.
  */
-final class SnapshotRows {
+public final class SnapshotRows {
     private static final Logger LOG = LoggerFactory.getLogger(SnapshotRows.class);
     /** The columns a pair needs besides its payload. */
     static final Set<String> COLUMNS = Set.of("dump_id", "run_id", "stage_name", "launch_id", "step", "record_index", "task_id",
             "task_index", "owner_id", "io", "port_index", "tensor_name", "worker_id", "dtype", "shape", "truncated", "numel",
             "nan_count", "inf_count", "l2_norm", "payload_crc32c");
-    static final Schema PROJECTION = projection();
+    static final Schema PROJECTION = projection(COLUMNS, "TensorSnapshotKeys");
 
     private SnapshotRows() {
     }
 
-    private static Schema projection() {
+    /** The snapshot schema's {@code columns} only, in schema order, as a record named {@code name}. */
+    public static Schema projection(Set<String> columns, String name) {
         List<Schema.Field> fields = new ArrayList<>();
         for (Schema.Field f : TensorSnapshot.getClassSchema().getFields()) {
-            if (COLUMNS.contains(f.name())) {
+            if (columns.contains(f.name())) {
                 fields.add(new Schema.Field(f, f.schema()));
             }
         }
-        return Schema.createRecord("TensorSnapshotKeys", "snapshot columns without the payload", "io.dumpstream.compare", false,
-                fields);
+        return Schema.createRecord(name, "snapshot columns without the payload", "io.dumpstream.compare", false, fields);
+    }
+
+    /**
+     * A reader of the {@code projection} columns of the snapshot file {@code in} ({@code length} bytes) as generic
+     * records, in row order (row numbers match the payload column's); a projection without {@code data} never reads
+     * a payload. The caller closes it (the stream too).
+     */
+    public static ParquetReader<GenericRecord> reader(FSDataInputStream in, long length, Schema projection) throws IOException {
+        org.apache.hadoop.conf.Configuration conf = new org.apache.hadoop.conf.Configuration(false);
+        AvroReadSupport.setRequestedProjection(conf, projection);
+        // the projection is converted to a Parquet schema: it must use the three-level list layout
+        // the writers use (ParquetWriters), or shape would match no column and read as null
+        conf.setBoolean(AvroWriteSupport.WRITE_OLD_LIST_STRUCTURE, false);
+        // an explicit configuration: the builder's default one parses core-default.xml for every file
+        return AvroParquetReader.<GenericRecord>builder(new ParquetInputFile(in, length), new HadoopParquetConfiguration(conf))
+                .withDataModel(GenericData.get())
+                .build();
     }
 
     /** Appends the rows of {@code in} ({@code file}, {@code length} bytes, number {@code fileIndex} of its partition) to {@code out}. */
@@ -59,31 +76,11 @@ final class SnapshotRows {
         T map(GenericRecord r, boolean baseline, int fileIndex, long row);
     }
 
-    /** The columns {@code columns} of the snapshot schema (in its order) as a projection named {@code name}. */
-    static Schema projection(String name, Set<String> columns) {
-        List<Schema.Field> fields = new ArrayList<>();
-        for (Schema.Field f : TensorSnapshot.getClassSchema().getFields()) {
-            if (columns.contains(f.name())) {
-                fields.add(new Schema.Field(f, f.schema()));
-            }
-        }
-        return Schema.createRecord(name, "snapshot columns without the payload", "io.dumpstream.compare", false, fields);
-    }
-
     /** As {@link #read(String, FSDataInputStream, long, int, String, String, PairKey, List)} with another projection and row type. */
     static <T extends Operand> void read(String file, FSDataInputStream in, long length, int fileIndex, String baseline,
                                          String candidate, Schema projection, RowMapper<T> mapper, List<? super T> out)
             throws IOException {
-        org.apache.hadoop.conf.Configuration conf = new org.apache.hadoop.conf.Configuration(false);
-        AvroReadSupport.setRequestedProjection(conf, projection);
-        // the projection is converted to a Parquet schema: it must use the three-level list layout
-        // the writers use (ParquetWriters), or shape would match no column and read as null
-        conf.setBoolean(AvroWriteSupport.WRITE_OLD_LIST_STRUCTURE, false);
-        // an explicit configuration: the builder's default one parses core-default.xml for every file
-        try (ParquetReader<GenericRecord> reader = AvroParquetReader.<GenericRecord>builder(new ParquetInputFile(in, length),
-                        new HadoopParquetConfiguration(conf))
-                .withDataModel(GenericData.get())
-                .build()) {
+        try (ParquetReader<GenericRecord> reader = reader(in, length, projection)) {
             long row = 0;
             for (GenericRecord r = reader.read(); r != null; r = reader.read(), row++) {
                 String run = String.valueOf(r.get("run_id"));

@@ -15,7 +15,7 @@ import java.util.Set;
  */
 public class ViewOperand extends Operand {
     static final Set<String> COLUMNS = columns();
-    static final Schema PROJECTION = SnapshotRows.projection("TensorSnapshotViews", COLUMNS);
+    static final Schema PROJECTION = SnapshotRows.projection(COLUMNS, "TensorSnapshotViews");
 
     public String phase;
     public int parameterPosition;
