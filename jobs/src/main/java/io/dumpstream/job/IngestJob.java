@@ -208,17 +208,14 @@ public final class IngestJob {
      * compaction.
      */
     static FileCompactStrategy compaction(IngestConfig c) {
-        if (c.compactBytes == 0 && c.compactCheckpoints == 0) {
+        if (c.compactCheckpoints == 0) {
             return null;
         }
-        FileCompactStrategy.Builder b = FileCompactStrategy.Builder.newBuilder().setNumCompactThreads(1);
-        if (c.compactBytes > 0) {
-            b.setSizeThreshold(c.compactBytes);
-        }
-        if (c.compactCheckpoints > 0) {
-            b.enableCompactionOnCheckpoint(c.compactCheckpoints);
-        }
-        return b.build();
+        return FileCompactStrategy.Builder.newBuilder()
+                .setNumCompactThreads(1)
+                .setSizeThreshold(c.compactBytes)
+                .enableCompactionOnCheckpoint(c.compactCheckpoints)
+                .build();
     }
 
     /**
