@@ -46,9 +46,11 @@ public final class IngestConfig implements Serializable {
             "  --sink-buffer-bytes N        memory of the open files of one sink subtask (default 128 MiB; 0: an eighth",
             "                               of the TaskManager heap, at least 32 MiB; about 0.25 MiB per open file): past it,",
             "                               files roll (close and flush) before the checkpoint",
-            "  --compact-bytes N            merge a partition's snapshot parts once they reach N bytes (default 0: off);",
-            "                               parts wait, hidden, until then: rows land late (see README)",
-            "  --compact-checkpoints N      ... or after N checkpoints, whichever first (default 0: off)",
+            "  --compact-checkpoints N      merge each snapshot partition's parts into one file at least every N",
+            "                               checkpoints (default 0: no compaction); parts wait hidden until merged,",
+            "                               so snapshot rows land up to N+1 checkpoints after their dumps row (README)",
+            "  --compact-bytes N            ... and as soon as a partition's waiting parts reach N bytes",
+            "                               (default 128 MiB; needs --compact-checkpoints)",
             "  --state-backend hashmap|rocksdb  (default hashmap)",
             "  --restart-attempts N         restarts before the job fails (default: unbounded, exponential delay)",
             "  --no-resume                  local ingest only: do not resume from the latest retained checkpoint",
@@ -74,13 +76,15 @@ public final class IngestConfig implements Serializable {
     public long rowGroupBytes = 4L << 20;
     /** 0: an eighth of the TaskManager heap (at least 32 MiB), decided where the sink runs. */
     public long sinkBufferBytes = 128L << 20;
+    public static final long DEFAULT_COMPACT_BYTES = 128L << 20;
     /**
-     * Snapshot parts of a partition are merged once they reach this many bytes (0: not by size). Off
-     * by default: Flink's compaction keeps the parts uncommitted until then, so rows land late.
+     * Compaction of the snapshot parts: a partition's parts are merged at least every this many
+     * checkpoints (0: no compaction, the default: merged parts wait uncommitted, so rows land later).
+     * The checkpoint trigger is required so that a small partition never waits on the byte threshold.
      */
-    public long compactBytes = 0;
-    /** ... or after this many checkpoints (0: not by checkpoints); both 0: no compaction. */
     public int compactCheckpoints = 0;
+    /** ... and as soon as a partition's waiting parts reach this many bytes. */
+    public long compactBytes = DEFAULT_COMPACT_BYTES;
     public String stateBackend = "hashmap";
     public int restartAttempts = -1;
     public boolean resume = true;
@@ -115,6 +119,11 @@ public final class IngestConfig implements Serializable {
         c.sinkBufferBytes = a.getLong("sink-buffer-bytes", c.sinkBufferBytes);
         c.compactBytes = a.getLong("compact-bytes", c.compactBytes);
         c.compactCheckpoints = a.getInt("compact-checkpoints", c.compactCheckpoints);
+        if (a.get("compact-bytes", null) != null && c.compactCheckpoints == 0) {
+            throw new UsageException("--compact-bytes " + c.compactBytes + " needs --compact-checkpoints N (N >= 1):"
+                    + " compaction is on only with a checkpoint bound, so that rows of a small partition never wait"
+                    + " for the byte threshold");
+        }
         c.stateBackend = a.get("state-backend", c.stateBackend).toLowerCase(Locale.ROOT);
         c.restartAttempts = a.getInt("restart-attempts", c.restartAttempts);
         c.resume = !a.flag("no-resume");
@@ -147,8 +156,8 @@ public final class IngestConfig implements Serializable {
         if (sinkBufferBytes != 0 && sinkBufferBytes < (1 << 20)) {
             throw new UsageException("--sink-buffer-bytes must be at least 1048576, got " + sinkBufferBytes);
         }
-        if (compactBytes < 0) {
-            throw new UsageException("--compact-bytes must be >= 0, got " + compactBytes);
+        if (compactBytes < (1 << 20)) {
+            throw new UsageException("--compact-bytes must be at least 1048576, got " + compactBytes);
         }
         if (compactCheckpoints < 0) {
             throw new UsageException("--compact-checkpoints must be >= 0, got " + compactCheckpoints);

@@ -12,6 +12,7 @@ import org.apache.avro.specific.SpecificRecord;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.typeinfo.TypeHint;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.ExternalizedCheckpointRetention;
@@ -163,7 +164,8 @@ public final class IngestJob {
         ParquetWriters.Settings parquet = ParquetWriters.Settings.defaults().withRowGroupBytes(c.rowGroupBytes)
                 .withPageBytes(64 << 10).withDictionary(false);
         String out = uri(c.out);
-        snapshots.sinkTo(fileSink(out, TensorSnapshot.class, parquet, c.sinkBufferBytes, compaction(c)))
+        snapshots.sinkTo(fileSink(out, TensorSnapshot.class, parquet, c.sinkBufferBytes, compaction(c),
+                        "sink-snapshots"))
                 .uid("sink-snapshots").name("write snapshots");
         accepted.getSideOutput(DumpAssembler.REJECTS)
                 .sinkTo(fileSink(out, RejectedRecord.class, parquet, c.sinkBufferBytes))
@@ -197,7 +199,8 @@ public final class IngestJob {
      */
     public static <T extends SpecificRecord> FileSink<Routed<T>> fileSink(String root, Class<T> type,
                                                                   ParquetWriters.Settings parquet, long bufferBytes) {
-        return fileSink(root, type, parquet, bufferBytes, null);
+        SinkBudget budget = new SinkBudget(bufferBytes);
+        return IngestJob.<T>builder(root, new ParquetBulkWriterFactory<>(type, parquet, budget), budget).build();
     }
 
     /**
@@ -205,34 +208,42 @@ public final class IngestJob {
      * compaction.
      */
     static FileCompactStrategy compaction(IngestConfig c) {
-        if (c.compactBytes == 0 && c.compactCheckpoints == 0) {
+        if (c.compactCheckpoints == 0) {
             return null;
         }
-        FileCompactStrategy.Builder b = FileCompactStrategy.Builder.newBuilder().setNumCompactThreads(1);
-        if (c.compactBytes > 0) {
-            b.setSizeThreshold(c.compactBytes);
-        }
-        if (c.compactCheckpoints > 0) {
-            b.enableCompactionOnCheckpoint(c.compactCheckpoints);
-        }
-        return b.build();
+        return FileCompactStrategy.Builder.newBuilder()
+                .setNumCompactThreads(1)
+                .setSizeThreshold(c.compactBytes)
+                .enableCompactionOnCheckpoint(c.compactCheckpoints)
+                .build();
     }
 
-    /** As {@link #fileSink(String, Class, ParquetWriters.Settings, long)}, compacting by {@code compact} unless null. */
-    public static <T extends SpecificRecord> FileSink<Routed<T>> fileSink(String root, Class<T> type,
-                                                                  ParquetWriters.Settings parquet, long bufferBytes,
-                                                                  FileCompactStrategy compact) {
+    /**
+     * As {@link #fileSink(String, Class, ParquetWriters.Settings, long)}, compacting by {@code compact}
+     * unless null: then a {@link CompactingFileSink} (Flink's compaction, with committables that keep
+     * '%' in partition paths) whose compaction operators' uids start with {@code uid}.
+     */
+    public static <T extends SpecificRecord> Sink<Routed<T>> fileSink(String root, Class<T> type,
+                                                              ParquetWriters.Settings parquet, long bufferBytes,
+                                                              FileCompactStrategy compact, String uid) {
+        if (compact == null) {
+            return fileSink(root, type, parquet, bufferBytes);
+        }
         SinkBudget budget = new SinkBudget(bufferBytes);
-        FileSink.DefaultBulkFormatBuilder<Routed<T>> b = FileSink
-                .forBulkFormat(new Path(root), new ParquetBulkWriterFactory<>(type, parquet, budget))
+        ParquetBulkWriterFactory<T> writers = new ParquetBulkWriterFactory<>(type, parquet, budget);
+        ParquetAppendCompactor compactor = new ParquetAppendCompactor();
+        FileSink<Routed<T>> sink = builder(root, writers, budget).enableCompact(compact, compactor).build();
+        return new CompactingFileSink<>(sink, new Path(root), writers, compact, compactor, uid);
+    }
+
+    private static <T extends SpecificRecord> FileSink.DefaultBulkFormatBuilder<Routed<T>> builder(
+            String root, ParquetBulkWriterFactory<T> writers, SinkBudget budget) {
+        return FileSink
+                .forBulkFormat(new Path(root), writers)
                 .withBucketAssigner(new HiveBuckets<T>())
                 .withRollingPolicy(new BudgetRollingPolicy<T>(budget))
                 .withBucketCheckInterval(BudgetRollingPolicy.IDLE_MILLIS)
                 .withOutputFileConfig(OutputFileConfig.builder().withPartPrefix("part").withPartSuffix(".parquet")
                         .build());
-        if (compact != null) {
-            b = b.enableCompact(compact, new ParquetAppendCompactor());
-        }
-        return b.build();
     }
 }

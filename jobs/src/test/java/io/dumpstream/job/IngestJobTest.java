@@ -113,8 +113,8 @@ class IngestJobTest {
      * exact tables, and every snapshot partition ends as one file, no hidden part left visible.
      */
     @Test
-    @org.junit.jupiter.api.Disabled("open: Flink's CompactorOperator fails (FileNotFoundException) on a partition"
-            + " whose escaped name holds '%' (run=..%252F...): the pending path is escaped once more")
+    @org.junit.jupiter.api.Disabled("open: with CompactingFileSink the job no longer fails on '%' partitions, but no snapshot"
+            + " row had landed 4 s after the dumps (0 of 663): the compacted output is not yet committed or visible")
     void compactedPartsLandTheSameTables() throws Exception {
         String topic = "ingest-compact";
         kafka.createTopic(topic, 3);
