@@ -26,6 +26,7 @@ import org.apache.parquet.hadoop.CodecFactory;
 import org.apache.parquet.hadoop.ColumnChunkPageWriteStore;
 import org.apache.parquet.hadoop.ParquetFileWriter;
 import org.apache.parquet.hadoop.ParquetWriter;
+import org.apache.parquet.hadoop.metadata.CompressionCodecName;
 import org.apache.parquet.io.OutputFile;
 import org.apache.parquet.io.PositionOutputStream;
 import org.apache.parquet.io.api.Binary;
@@ -35,8 +36,9 @@ import org.apache.parquet.schema.MessageType;
  * A lean Parquet writer for the job's flat table schemas (snapshots, dumps, rejects): one part
  * file, rows written straight into parquet-java's column writers. Everything a file does not own
  * is built once per {@link Factory}: the Parquet schema (from the Avro schema, as parquet-avro
- * derives it), the writer properties, the compressor and the footer's key-value metadata (the
- * Avro schema text, which {@code AvroParquetReader} reads back). A part therefore costs its
+ * derives it), the writer properties, the compressor (for ZSTD one native context for all pages,
+ * {@link ZstdPageCompressor}) and the footer's key-value metadata (the Avro schema text, which
+ * {@code AvroParquetReader} reads back). A part therefore costs its
  * column writers, its pages and its footer, not a schema conversion, a write-support, a record
  * consumer, a Hadoop configuration and a codec factory each.
  *
@@ -70,7 +72,6 @@ public final class PartWriter<T extends IndexedRecord> implements Closeable {
         private final ParquetProperties props;
         private final Map<String, String> metadata;
         private final long rowGroupBytes;
-        private final CodecFactory codecs;
         private final BytesInputCompressor compressor;
 
         public Factory(Schema schema, ParquetWriters.Settings settings) {
@@ -108,11 +109,11 @@ public final class PartWriter<T extends IndexedRecord> implements Closeable {
             extra.put(ParquetWriter.OBJECT_MODEL_NAME_PROP, "avro");
             metadata = Map.copyOf(extra);
             rowGroupBytes = settings.rowGroupBytes();
-            Configuration codecConf = new Configuration(false);
-            // recycle zstd-jni's stream buffers: parquet opens a compressing stream for every page
-            codecConf.setBoolean("parquet.compression.codec.zstd.bufferPool.enabled", true);
-            codecs = new CodecFactory(codecConf, settings.pageBytes());
-            compressor = codecs.getCompressor(settings.codec());
+            if (settings.codec() == CompressionCodecName.ZSTD) {
+                compressor = new ZstdPageCompressor();
+            } else {
+                compressor = new CodecFactory(new Configuration(false), settings.pageBytes()).getCompressor(settings.codec());
+            }
         }
 
         /** The Parquet schema every part of this factory has. */

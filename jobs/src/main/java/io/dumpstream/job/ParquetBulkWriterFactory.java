@@ -97,7 +97,7 @@ public final class ParquetBulkWriterFactory<T extends SpecificRecord> implements
      * Payload pages larger than the buffer go straight through. The buffer is flushed before the
      * sink closes the part for commit ({@code finish} closes the Parquet writer, which flushes).
      */
-    private static final class SinkStream extends PositionOutputStream {
+    static final class SinkStream extends PositionOutputStream {
         // small: every open part (hundreds per subtask) holds one; metadata writes are tens of bytes each
         static final int BUFFER_BYTES = 8 << 10;
         private final FSDataOutputStream out;
