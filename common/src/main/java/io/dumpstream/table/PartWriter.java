@@ -99,10 +99,11 @@ public final class PartWriter<T extends IndexedRecord> implements Closeable {
                     .withMinRowCountForPageSizeCheck(1)
                     .withMaxRowCountForPageSizeCheck(settings.maxRowsBetweenSizeChecks())
                     .withDictionaryEncoding(settings.dictionary());
-            for (String column : ParquetWriters.binaryColumns(schema)) {
+            List<String> binary = ParquetWriters.binaryColumns(schema);
+            for (String column : binary) {
                 b = b.withDictionaryEncoding(column, false).withStatisticsEnabled(column, false);
             }
-            props = b.build();
+            props = b.withValuesWriterFactory(new ReferencedBinaryWriter.Factory(java.util.Set.copyOf(binary))).build();
             Map<String, String> extra = new LinkedHashMap<>();
             // what parquet-avro's write support puts into every footer
             extra.put("parquet.avro.schema", schema.toString());
@@ -248,7 +249,10 @@ public final class PartWriter<T extends IndexedRecord> implements Closeable {
         }
     }
 
-    /** Appends one row. */
+    /**
+     * Appends one row. Its binary values (payloads) are kept by reference until their page is
+     * written, so their bytes must not change until the writer is closed.
+     */
     public void write(T row) throws IOException {
         Field[] fields = factory.fields;
         for (int i = 0; i < fields.length; i++) {
