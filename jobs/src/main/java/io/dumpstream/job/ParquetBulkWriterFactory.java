@@ -1,12 +1,12 @@
 package io.dumpstream.job;
 
 import io.dumpstream.table.ParquetWriters;
+import io.dumpstream.table.PartWriter;
 
 import org.apache.avro.specific.SpecificData;
 import org.apache.avro.specific.SpecificRecord;
 import org.apache.flink.api.common.serialization.BulkWriter;
 import org.apache.flink.core.fs.FSDataOutputStream;
-import org.apache.parquet.hadoop.ParquetWriter;
 import org.apache.parquet.hadoop.metadata.CompressionCodecName;
 import org.apache.parquet.io.PositionOutputStream;
 
@@ -14,7 +14,8 @@ import java.io.IOException;
 
 /**
  * Bulk Parquet writer for a {@code FileSink}: our ZSTD, bounded-row-group settings (Flink's own
- * Avro Parquet factory always writes uncompressed with 128 MB row groups). The part file's
+ * Avro Parquet factory always writes uncompressed with 128 MB row groups), through the lean
+ * {@link PartWriter} (a part costs its columns and footer, not a parquet-avro writer's setup). The part file's
  * stream belongs to the sink, so the Parquet writer only flushes it when it closes. Each writer
  * reports what it holds in memory to the sink's {@link SinkBudget}.
  */
@@ -28,9 +29,12 @@ public final class ParquetBulkWriterFactory<T extends SpecificRecord> implements
     private final int rowsBetweenSizeChecks;
     private final boolean dictionary;
     private final SinkBudget budget;
-    /** This sink subtask's codecs, shared by its part files; made in the thread that writes. */
-    private transient SharedCodecs codecs;
-    private transient Thread codecsThread;
+    /**
+     * This sink subtask's part-writer factory (Parquet schema, properties, compressor and footer
+     * metadata built once, shared by all its part files); made in the thread that writes.
+     */
+    private transient PartWriter.Factory parts;
+    private transient Thread partsThread;
 
     ParquetBulkWriterFactory(Class<T> type, ParquetWriters.Settings settings, SinkBudget budget) {
         this.budget = budget;
@@ -44,20 +48,19 @@ public final class ParquetBulkWriterFactory<T extends SpecificRecord> implements
 
     @Override
     public BulkWriter<Routed<T>> create(FSDataOutputStream out) throws IOException {
-        SpecificData model = ParquetWriters.modelOf(type);
-        ParquetWriters.Settings settings = ParquetWriters.Settings.defaults()
-                .withCodec(CompressionCodecName.valueOf(codec))
-                .withRowGroupBytes(rowGroupBytes)
-                .withPageBytes(pageBytes)
-                .withMaxRowsBetweenSizeChecks(rowsBetweenSizeChecks)
-                .withDictionary(dictionary);
-        if (codecs == null || codecsThread != Thread.currentThread()) {
-            // one per writing thread: a factory is not thread-safe (a subtask writes from one thread)
-            codecs = new SharedCodecs(pageBytes);
-            codecsThread = Thread.currentThread();
+        if (parts == null || partsThread != Thread.currentThread()) {
+            // one per writing thread: the compressor is not thread-safe (a subtask writes from one thread)
+            ParquetWriters.Settings settings = ParquetWriters.Settings.defaults()
+                    .withCodec(CompressionCodecName.valueOf(codec))
+                    .withRowGroupBytes(rowGroupBytes)
+                    .withPageBytes(pageBytes)
+                    .withMaxRowsBetweenSizeChecks(rowsBetweenSizeChecks)
+                    .withDictionary(dictionary);
+            parts = new PartWriter.Factory(SpecificData.getForClass(type).getSchema(type), settings);
+            partsThread = Thread.currentThread();
         }
         SinkStream stream = new SinkStream(out);
-        ParquetWriter<T> writer = ParquetWriters.create(stream, model.getSchema(type), model, settings, codecs);
+        PartWriter<T> writer = parts.open(stream);
         return new BulkWriter<>() {
             private String bucket;
 
@@ -66,7 +69,7 @@ public final class ParquetBulkWriterFactory<T extends SpecificRecord> implements
                 writer.write(element.row);
                 bucket = element.bucket;
                 // written + buffered, less what has reached the file: the unflushed row group
-                budget.update(bucket, writer.getDataSize() - stream.getPos());
+                budget.update(bucket, writer.dataSize() - stream.getPos());
             }
 
             @Override
@@ -94,7 +97,7 @@ public final class ParquetBulkWriterFactory<T extends SpecificRecord> implements
      * Payload pages larger than the buffer go straight through. The buffer is flushed before the
      * sink closes the part for commit ({@code finish} closes the Parquet writer, which flushes).
      */
-    private static final class SinkStream extends PositionOutputStream {
+    static final class SinkStream extends PositionOutputStream {
         // small: every open part (hundreds per subtask) holds one; metadata writes are tens of bytes each
         static final int BUFFER_BYTES = 8 << 10;
         private final FSDataOutputStream out;

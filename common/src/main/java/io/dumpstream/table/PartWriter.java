@@ -1,0 +1,361 @@
+package io.dumpstream.table;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import org.apache.avro.LogicalType;
+import org.apache.avro.LogicalTypes;
+import org.apache.avro.Schema;
+import org.apache.avro.generic.IndexedRecord;
+import org.apache.avro.util.Utf8;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.parquet.avro.AvroSchemaConverter;
+import org.apache.parquet.avro.AvroWriteSupport;
+import org.apache.parquet.column.ColumnDescriptor;
+import org.apache.parquet.column.ColumnWriteStore;
+import org.apache.parquet.column.ColumnWriter;
+import org.apache.parquet.column.ParquetProperties;
+import org.apache.parquet.compression.CompressionCodecFactory.BytesInputCompressor;
+import org.apache.parquet.hadoop.CodecFactory;
+import org.apache.parquet.hadoop.ColumnChunkPageWriteStore;
+import org.apache.parquet.hadoop.ParquetFileWriter;
+import org.apache.parquet.hadoop.ParquetWriter;
+import org.apache.parquet.hadoop.metadata.CompressionCodecName;
+import org.apache.parquet.io.OutputFile;
+import org.apache.parquet.io.PositionOutputStream;
+import org.apache.parquet.io.api.Binary;
+import org.apache.parquet.schema.MessageType;
+
+/**
+ * A lean Parquet writer for the job's flat table schemas (snapshots, dumps, rejects): one part
+ * file, rows written straight into parquet-java's column writers. Everything a file does not own
+ * is built once per {@link Factory}: the Parquet schema (from the Avro schema, as parquet-avro
+ * derives it), the writer properties, the compressor (for ZSTD one native context for all pages,
+ * {@link ZstdPageCompressor}) and the footer's key-value metadata (the Avro schema text, which
+ * {@code AvroParquetReader} reads back). A part therefore costs its
+ * column writers, its pages and its footer, not a schema conversion, a write-support, a record
+ * consumer, a Hadoop configuration and a codec factory each.
+ *
+ * <p>The files are the ones {@link ParquetWriters} writes through parquet-avro: same schema (field
+ * names, logical types, repetition, three-level lists), same codec, dictionaries, statistics
+ * (none on binary columns), page and row-group limits, the same {@code parquet.avro.schema} and
+ * {@code writer.model.name} metadata ({@code PartWriterTest} compares both writers' footers).
+ *
+ * <p>Supported fields: boolean, int, long, float, double, string, bytes, timestamp-millis and
+ * -micros longs, each optionally in a {@code ["null", T]} union, and arrays of non-null such
+ * values. Anything else is refused when the factory is built.
+ */
+public final class PartWriter<T extends IndexedRecord> implements Closeable {
+
+    /** Column kinds the writer knows. */
+    private enum Kind { BOOLEAN, INT, LONG, FLOAT, DOUBLE, STRING, BYTES, TIMESTAMP_MILLIS, TIMESTAMP_MICROS }
+
+    /** How one top-level field lands in its one leaf column. */
+    private record Field(int index, String name, Kind kind, boolean nullable, boolean array, int maxDefinition) {
+    }
+
+    /**
+     * Per table schema and writing thread: the schema, properties and compressor every part shares.
+     * Not thread-safe (the compressor reuses its buffers), like a Flink sink subtask that writes
+     * its parts from one thread.
+     */
+    public static final class Factory {
+        private final MessageType parquetSchema;
+        private final Field[] fields;
+        private final ColumnDescriptor[] columns;
+        private final ParquetProperties props;
+        private final Map<String, String> metadata;
+        private final long rowGroupBytes;
+        private final BytesInputCompressor compressor;
+
+        public Factory(Schema schema, ParquetWriters.Settings settings) {
+            Objects.requireNonNull(schema, "schema");
+            Configuration conf = new Configuration(false);
+            conf.setBoolean(AvroWriteSupport.WRITE_OLD_LIST_STRUCTURE, false);
+            this.parquetSchema = new AvroSchemaConverter(conf).convert(schema);
+            List<ColumnDescriptor> leaves = parquetSchema.getColumns();
+            List<Schema.Field> avroFields = schema.getFields();
+            for (Schema.Field f : avroFields) {
+                shape(schema, f);
+            }
+            if (leaves.size() != avroFields.size()) {
+                throw new IllegalArgumentException("schema " + schema.getFullName() + " is not flat: "
+                        + avroFields.size() + " fields, " + leaves.size() + " columns");
+            }
+            fields = new Field[avroFields.size()];
+            columns = leaves.toArray(new ColumnDescriptor[0]);
+            for (int i = 0; i < fields.length; i++) {
+                fields[i] = field(schema, avroFields.get(i), columns[i]);
+            }
+            ParquetProperties.Builder b = ParquetProperties.builder()
+                    .withPageSize(settings.pageBytes())
+                    .withDictionaryPageSize(settings.pageBytes())
+                    .withMinRowCountForPageSizeCheck(1)
+                    .withMaxRowCountForPageSizeCheck(settings.maxRowsBetweenSizeChecks())
+                    .withDictionaryEncoding(settings.dictionary());
+            List<String> binary = ParquetWriters.binaryColumns(schema);
+            for (String column : binary) {
+                b = b.withDictionaryEncoding(column, false).withStatisticsEnabled(column, false);
+            }
+            props = b.withValuesWriterFactory(new ReferencedBinaryWriter.Factory(java.util.Set.copyOf(binary))).build();
+            Map<String, String> extra = new LinkedHashMap<>();
+            // what parquet-avro's write support puts into every footer
+            extra.put("parquet.avro.schema", schema.toString());
+            extra.put(ParquetWriter.OBJECT_MODEL_NAME_PROP, "avro");
+            metadata = Map.copyOf(extra);
+            rowGroupBytes = settings.rowGroupBytes();
+            if (settings.codec() == CompressionCodecName.ZSTD) {
+                compressor = new ZstdPageCompressor();
+            } else {
+                compressor = new CodecFactory(new Configuration(false), settings.pageBytes()).getCompressor(settings.codec());
+            }
+        }
+
+        /** The Parquet schema every part of this factory has. */
+        public MessageType parquetSchema() {
+            return parquetSchema;
+        }
+
+        /**
+         * A writer whose file starts at the stream's current position. Like parquet-java's own
+         * writer it closes the stream when the file ends, so pass a stream whose {@code close()}
+         * only flushes when the caller owns the underlying stream (a Flink part file).
+         */
+        public <T extends IndexedRecord> PartWriter<T> open(PositionOutputStream out) throws IOException {
+            return new PartWriter<>(this, new StreamOutputFile(out));
+        }
+
+        /** A writer for any output file (created, never overwritten). */
+        public <T extends IndexedRecord> PartWriter<T> open(OutputFile file) throws IOException {
+            return new PartWriter<>(this, file);
+        }
+
+        private static Field field(Schema record, Schema.Field f, ColumnDescriptor column) {
+            if (!column.getPath()[0].equals(f.name())) {
+                throw new IllegalArgumentException("column " + String.join(".", column.getPath()) + " is not field "
+                        + f.name() + " of " + record.getFullName());
+            }
+            Field shape = shape(record, f);
+            int expected = (shape.nullable ? 1 : 0) + (shape.array ? 1 : 0);
+            if (column.getMaxDefinitionLevel() != expected || column.getMaxRepetitionLevel() != (shape.array ? 1 : 0)) {
+                throw new IllegalArgumentException("field " + f.name() + " of " + record.getFullName()
+                        + " converts to levels " + column.getMaxRepetitionLevel() + "/" + column.getMaxDefinitionLevel());
+            }
+            return shape;
+        }
+
+        /** The field's kind, nullability and list-ness (definition level as expected), or refused. */
+        private static Field shape(Schema record, Schema.Field f) {
+            Schema type = f.schema();
+            boolean nullable = false;
+            if (type.getType() == Schema.Type.UNION) {
+                List<Schema> branches = type.getTypes();
+                Schema other = null;
+                int nulls = 0;
+                for (Schema s : branches) {
+                    if (s.getType() == Schema.Type.NULL) {
+                        nulls++;
+                    } else {
+                        other = s;
+                    }
+                }
+                if (branches.size() != 2 || nulls != 1) {
+                    throw unsupported(record, f);
+                }
+                nullable = true;
+                type = other;
+            }
+            boolean array = false;
+            if (type.getType() == Schema.Type.ARRAY) {
+                array = true;
+                type = type.getElementType();
+            }
+            Kind kind = kind(type);
+            if (kind == null) {
+                throw unsupported(record, f);
+            }
+            return new Field(f.pos(), f.name(), kind, nullable, array, (nullable ? 1 : 0) + (array ? 1 : 0));
+        }
+
+        private static Kind kind(Schema type) {
+            LogicalType logical = type.getLogicalType();
+            switch (type.getType()) {
+                case BOOLEAN:
+                    return Kind.BOOLEAN;
+                case INT:
+                    return logical == null ? Kind.INT : null;
+                case LONG:
+                    if (logical == null) {
+                        return Kind.LONG;
+                    }
+                    if (logical instanceof LogicalTypes.TimestampMillis) {
+                        return Kind.TIMESTAMP_MILLIS;
+                    }
+                    if (logical instanceof LogicalTypes.TimestampMicros) {
+                        return Kind.TIMESTAMP_MICROS;
+                    }
+                    return null;
+                case FLOAT:
+                    return Kind.FLOAT;
+                case DOUBLE:
+                    return Kind.DOUBLE;
+                case STRING:
+                    return Kind.STRING;
+                case BYTES:
+                    return logical == null ? Kind.BYTES : null;
+                default:
+                    return null;
+            }
+        }
+
+        private static IllegalArgumentException unsupported(Schema record, Schema.Field f) {
+            return new IllegalArgumentException("field " + f.name() + " of " + record.getFullName()
+                    + " has a type the part writer does not write: " + f.schema());
+        }
+    }
+
+    private final Factory factory;
+    private final ParquetFileWriter file;
+    private ColumnChunkPageWriteStore pages;
+    private ColumnWriteStore store;
+    private final ColumnWriter[] writers;
+    private long rows;
+    private long rowsInGroup;
+    private int rowGroupOrdinal;
+    private boolean closed;
+
+    private PartWriter(Factory factory, OutputFile out) throws IOException {
+        this.factory = factory;
+        this.writers = new ColumnWriter[factory.columns.length];
+        this.file = new ParquetFileWriter(out, factory.parquetSchema, ParquetFileWriter.Mode.CREATE,
+                factory.rowGroupBytes, ParquetWriter.MAX_PADDING_SIZE_DEFAULT, null, factory.props);
+        file.start();
+        startRowGroup();
+    }
+
+    private void startRowGroup() {
+        pages = new ColumnChunkPageWriteStore(factory.compressor, factory.parquetSchema, factory.props.getAllocator(),
+                factory.props.getColumnIndexTruncateLength(), factory.props.getPageWriteChecksumEnabled(), null,
+                rowGroupOrdinal);
+        store = factory.props.newColumnWriteStore(factory.parquetSchema, pages, pages);
+        for (int i = 0; i < writers.length; i++) {
+            writers[i] = store.getColumnWriter(factory.columns[i]);
+        }
+    }
+
+    /**
+     * Appends one row. Its binary values (payloads) are kept by reference until their page is
+     * written, so their bytes must not change until the writer is closed.
+     */
+    public void write(T row) throws IOException {
+        Field[] fields = factory.fields;
+        for (int i = 0; i < fields.length; i++) {
+            Field f = fields[i];
+            Object v = row.get(f.index);
+            ColumnWriter w = writers[i];
+            if (v == null) {
+                if (!f.nullable) {
+                    throw new NullPointerException("field " + f.name + " is null but not nullable");
+                }
+                w.writeNull(0, 0);
+            } else if (f.array) {
+                List<?> items = (List<?>) v;
+                if (items.isEmpty()) {
+                    w.writeNull(0, f.maxDefinition - 1);
+                } else {
+                    int repetition = 0;
+                    for (Object item : items) {
+                        if (item == null) {
+                            throw new NullPointerException("field " + f.name + " has a null item");
+                        }
+                        value(w, f.kind, item, repetition, f.maxDefinition);
+                        repetition = 1;
+                    }
+                }
+            } else {
+                value(w, f.kind, v, 0, f.maxDefinition);
+            }
+        }
+        store.endRecord();
+        rows++;
+        rowsInGroup++;
+        // a check every row: 35 sums; with multi-MiB rows a row group must not outgrow its limit by more than a row
+        long buffered = store.getBufferedSize();
+        if (buffered > factory.rowGroupBytes - 2 * (buffered / rowsInGroup)) {
+            flushRowGroup();
+            startRowGroup();
+        }
+    }
+
+    private static void value(ColumnWriter w, Kind kind, Object v, int r, int d) {
+        switch (kind) {
+            case BOOLEAN -> w.write((Boolean) v, r, d);
+            case INT -> w.write(((Number) v).intValue(), r, d);
+            case LONG -> w.write(((Number) v).longValue(), r, d);
+            case FLOAT -> w.write(((Number) v).floatValue(), r, d);
+            case DOUBLE -> w.write(((Number) v).doubleValue(), r, d);
+            case STRING -> w.write(string(v), r, d);
+            case BYTES -> w.write(bytes((ByteBuffer) v), r, d);
+            case TIMESTAMP_MILLIS -> w.write(v instanceof Instant t ? t.toEpochMilli() : ((Number) v).longValue(), r, d);
+            case TIMESTAMP_MICROS -> w.write(v instanceof Instant t ? micros(t) : ((Number) v).longValue(), r, d);
+            default -> throw new IllegalStateException(kind.name());
+        }
+    }
+
+    private static long micros(Instant t) {
+        return Math.addExact(Math.multiplyExact(t.getEpochSecond(), 1_000_000L), t.getNano() / 1000);
+    }
+
+    private static Binary string(Object v) {
+        if (v instanceof Utf8 u) {
+            return Binary.fromConstantByteArray(u.getBytes(), 0, u.getByteLength());
+        }
+        return Binary.fromConstantByteArray(v.toString().getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static Binary bytes(ByteBuffer b) {
+        if (b.hasArray()) {
+            return Binary.fromConstantByteArray(b.array(), b.arrayOffset() + b.position(), b.remaining());
+        }
+        return Binary.fromConstantByteBuffer(b.duplicate());
+    }
+
+    private void flushRowGroup() throws IOException {
+        if (rowsInGroup > 0) {
+            file.startBlock(rowsInGroup);
+            store.flush();
+            pages.flushToFileWriter(file);
+            file.endBlock();
+            rowGroupOrdinal++;
+        }
+        store.close();
+        rowsInGroup = 0;
+    }
+
+    /** Rows written so far. */
+    public long rows() {
+        return rows;
+    }
+
+    /** Bytes written to the stream plus those buffered for the open row group (as {@link ParquetWriter#getDataSize()}). */
+    public long dataSize() throws IOException {
+        return file.getPos() + (closed ? 0 : store.getBufferedSize());
+    }
+
+    /** Writes the last row group and the footer, and closes the stream. */
+    @Override
+    public void close() throws IOException {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        flushRowGroup();
+        file.end(factory.metadata);
+    }
+}

@@ -1,0 +1,242 @@
+package io.dumpstream.table;
+
+import static io.dumpstream.table.TableRows.assertSameValues;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.dumpstream.schema.DumpOutcome;
+import io.dumpstream.schema.RejectedRecord;
+import io.dumpstream.schema.TensorSnapshot;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.IntFunction;
+import org.apache.avro.Schema;
+import org.apache.avro.SchemaBuilder;
+import org.apache.avro.specific.SpecificData;
+import org.apache.avro.specific.SpecificRecord;
+import org.apache.parquet.avro.AvroParquetReader;
+import org.apache.parquet.column.statistics.Statistics;
+import org.apache.parquet.hadoop.ParquetFileReader;
+import org.apache.parquet.hadoop.ParquetReader;
+import org.apache.parquet.hadoop.ParquetWriter;
+import org.apache.parquet.hadoop.metadata.BlockMetaData;
+import org.apache.parquet.hadoop.metadata.ColumnChunkMetaData;
+import org.apache.parquet.hadoop.metadata.CompressionCodecName;
+import org.apache.parquet.hadoop.metadata.ParquetMetadata;
+import org.apache.parquet.io.LocalInputFile;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The lean part writer writes the files parquet-avro writes: same footer, same values, every reader. */
+class PartWriterTest {
+
+    private static final int FOUR_MIB = 4 << 20;
+
+    @TempDir
+    Path temp;
+
+    /** The job's sink settings (64 KiB pages, no dictionaries) and the offline defaults (dictionaries on). */
+    private static final List<ParquetWriters.Settings> SETTINGS = List.of(
+            ParquetWriters.Settings.defaults().withPageBytes(64 << 10).withDictionary(false),
+            ParquetWriters.Settings.defaults(),
+            ParquetWriters.Settings.defaults().withCodec(CompressionCodecName.SNAPPY).withPageBytes(1024));
+
+    @Test
+    void snapshotsMatchParquetAvro() throws Exception {
+        sameAsParquetAvro(TensorSnapshot.class,
+                i -> TableRows.snapshot(i, "run-" + (i % 2), "stage/é " + i, TableRows.bytes(1000 * i + 3, i), i % 3 == 1),
+                7);
+    }
+
+    @Test
+    void rejectsMatchParquetAvro() throws Exception {
+        sameAsParquetAvro(RejectedRecord.class, i -> TableRows.reject(i, "run", i % 2 == 0), 6);
+    }
+
+    @Test
+    void dumpsMatchParquetAvro() throws Exception {
+        sameAsParquetAvro(DumpOutcome.class, i -> TableRows.dump(i, "run", i % 2 == 0), 5);
+    }
+
+    @Test
+    void oneRowAndManyParts() throws Exception {
+        // one factory, many files: nothing of one part leaks into the next
+        PartWriter.Factory factory = new PartWriter.Factory(TensorSnapshot.getClassSchema(), SETTINGS.get(0));
+        List<List<TensorSnapshot>> expected = new ArrayList<>();
+        for (int p = 0; p < 5; p++) {
+            List<TensorSnapshot> rows = new ArrayList<>();
+            Path file = temp.resolve("part-" + p + ".parquet");
+            try (PartWriter<TensorSnapshot> w = factory.open(new ChannelOutputFile(file))) {
+                for (int i = 0; i <= p; i++) {
+                    TensorSnapshot row = TableRows.snapshot(10 * p + i, "r", "s" + p, TableRows.bytes(100 + p * i, p), i == 0);
+                    w.write(row);
+                    rows.add(row);
+                }
+                assertEquals(p + 1, w.rows());
+            }
+            expected.add(rows);
+        }
+        for (int p = 0; p < 5; p++) {
+            assertEquals(expected.get(p), readAvro(temp.resolve("part-" + p + ".parquet"), TensorSnapshot.class));
+        }
+    }
+
+    /** As {@code ParquetWritersTest}: with 4 MiB rows the buffered bytes never exceed the row group plus a row. */
+    @Test
+    void bufferedBytesStayWithinOneRowGroupForMultiMiBRows() throws Exception {
+        long rowGroup = 8L << 20;
+        ParquetWriters.Settings settings = ParquetWriters.Settings.defaults().withRowGroupBytes(rowGroup);
+        PartWriter.Factory factory = new PartWriter.Factory(TensorSnapshot.getClassSchema(), settings);
+        Path file = temp.resolve("big.parquet");
+        long maxBuffered = 0;
+        List<TensorSnapshot> written = new ArrayList<>();
+        try (OutputStream out = Files.newOutputStream(file)) {
+            ParquetWritersTest.CountingStream stream = new ParquetWritersTest.CountingStream(out);
+            PartWriter<TensorSnapshot> writer = factory.open(stream);
+            for (int i = 0; i < 12; i++) {
+                TensorSnapshot row = TableRows.snapshot(i, "r", "big", TableRows.bytes(FOUR_MIB, i), false);
+                writer.write(row);
+                written.add(row);
+                maxBuffered = Math.max(maxBuffered, writer.dataSize() - stream.getPos());
+            }
+            writer.close();
+        }
+        assertTrue(maxBuffered <= rowGroup + FOUR_MIB, "buffered " + maxBuffered);
+        ParquetMetadata footer = footer(file);
+        assertTrue(footer.getBlocks().size() >= 4, "row groups: " + footer.getBlocks().size());
+        for (BlockMetaData block : footer.getBlocks()) {
+            assertTrue(block.getRowCount() <= 2, "rows in a row group: " + block.getRowCount());
+            assertTrue(block.getCompressedSize() <= rowGroup + FOUR_MIB, "row group bytes " + block.getCompressedSize());
+        }
+        assertEquals(written, readAvro(file, TensorSnapshot.class));
+    }
+
+    @Test
+    void refusesWhatItCannotWrite() {
+        Schema nested = SchemaBuilder.record("Outer").namespace("t").fields()
+                .name("inner").type(SchemaBuilder.record("Inner").fields().requiredLong("x").endRecord()).noDefault()
+                .endRecord();
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> new PartWriter.Factory(nested, ParquetWriters.Settings.defaults()));
+        assertTrue(e.getMessage().contains("t.Outer"), e.getMessage());
+        Schema map = SchemaBuilder.record("M").namespace("t").fields()
+                .name("tags").type().map().values().stringType().noDefault().endRecord();
+        e = assertThrows(IllegalArgumentException.class, () -> new PartWriter.Factory(map, ParquetWriters.Settings.defaults()));
+        assertTrue(e.getMessage().contains("tags"), e.getMessage());
+    }
+
+    private <T extends SpecificRecord> void sameAsParquetAvro(Class<T> type, IntFunction<T> row, int n) throws Exception {
+        SpecificData model = ParquetWriters.modelOf(type);
+        Schema schema = model.getSchema(type);
+        int round = 0;
+        for (ParquetWriters.Settings settings : SETTINGS) {
+            List<T> rows = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                rows.add(row.apply(i));
+            }
+            Path old = temp.resolve(type.getSimpleName() + "-avro-" + round + ".parquet");
+            Path lean = temp.resolve(type.getSimpleName() + "-lean-" + round + ".parquet");
+            round++;
+            try (ParquetWriter<T> w = ParquetWriters.create(new ChannelOutputFile(old), schema, model, settings)) {
+                for (T r : rows) {
+                    w.write(r);
+                }
+            }
+            try (PartWriter<T> w = new PartWriter.Factory(schema, settings).open(new ChannelOutputFile(lean))) {
+                for (T r : rows) {
+                    w.write(r);
+                }
+            }
+            ParquetMetadata a = footer(old);
+            ParquetMetadata b = footer(lean);
+            assertEquals(a.getFileMetaData().getSchema(), b.getFileMetaData().getSchema());
+            assertEquals(a.getFileMetaData().getKeyValueMetaData(), b.getFileMetaData().getKeyValueMetaData());
+            assertEquals(a.getFileMetaData().getCreatedBy(), b.getFileMetaData().getCreatedBy());
+            assertEquals(a.getBlocks().size(), b.getBlocks().size());
+            for (int g = 0; g < a.getBlocks().size(); g++) {
+                BlockMetaData ga = a.getBlocks().get(g);
+                BlockMetaData gb = b.getBlocks().get(g);
+                assertEquals(ga.getRowCount(), gb.getRowCount());
+                assertEquals(ga.getColumns().size(), gb.getColumns().size());
+                for (int c = 0; c < ga.getColumns().size(); c++) {
+                    ColumnChunkMetaData ca = ga.getColumns().get(c);
+                    ColumnChunkMetaData cb = gb.getColumns().get(c);
+                    String what = type.getSimpleName() + " " + ca.getPath() + " " + settings;
+                    assertEquals(ca.getPath(), cb.getPath(), what);
+                    assertEquals(settings.codec(), cb.getCodec(), what);
+                    assertEquals(ca.getCodec(), cb.getCodec(), what);
+                    assertEquals(ca.getEncodings(), cb.getEncodings(), what);
+                    assertEquals(ca.getValueCount(), cb.getValueCount(), what);
+                    // the uncompressed size counts the page headers, whose compressed-size varint may
+                    // take a byte more or less (one ZSTD frame per page either way, framed differently)
+                    assertTrue(Math.abs(ca.getTotalUncompressedSize() - cb.getTotalUncompressedSize()) <= 4L * pages(ca),
+                            what + ": " + ca.getTotalUncompressedSize() + " vs " + cb.getTotalUncompressedSize());
+                    Statistics<?> sa = ca.getStatistics();
+                    Statistics<?> sb = cb.getStatistics();
+                    assertEquals(sa.isEmpty(), sb.isEmpty(), what);
+                    assertEquals(sa.hasNonNullValue(), sb.hasNonNullValue(), what);
+                    assertEquals(sa.getNumNulls(), sb.getNumNulls(), what);
+                    if (sa.hasNonNullValue()) {
+                        assertEquals(sa.genericGetMin(), sb.genericGetMin(), what);
+                        assertEquals(sa.genericGetMax(), sb.genericGetMax(), what);
+                    }
+                    assertEquals(ca.getColumnIndexReference() != null, cb.getColumnIndexReference() != null, what);
+                    assertEquals(ca.getOffsetIndexReference() != null, cb.getOffsetIndexReference() != null, what);
+                }
+            }
+            // parquet-avro reads back the very records (the footer's Avro schema, logical types included)
+            assertEquals(rows, readAvro(lean, type));
+            // DuckDB sees the same table in both files, value for value
+            String order = type == DumpOutcome.class || type == RejectedRecord.class ? "dump_id" : "record_index";
+            List<Map<String, Object>> fromOld = DuckDb.query(
+                    "SELECT * FROM read_parquet(" + DuckDb.literal(old.toString()) + ") ORDER BY " + order);
+            List<Map<String, Object>> fromLean = DuckDb.query(
+                    "SELECT * FROM read_parquet(" + DuckDb.literal(lean.toString()) + ") ORDER BY " + order);
+            assertEquals(n, fromLean.size());
+            assertEquals(plain(fromOld), plain(fromLean));
+            for (int i = 0; i < n; i++) {
+                assertSameValues(rows.get(i), fromLean.get(i));
+            }
+        }
+    }
+
+    /** Rows with blobs as hex text, so that equal contents compare equal. */
+    private static List<Map<String, Object>> plain(List<Map<String, Object>> rows) {
+        List<Map<String, Object>> out = new ArrayList<>();
+        for (Map<String, Object> row : rows) {
+            Map<String, Object> copy = new java.util.LinkedHashMap<>();
+            row.forEach((k, v) -> copy.put(k, v instanceof byte[] b ? java.util.HexFormat.of().formatHex(b) : v));
+            out.add(copy);
+        }
+        return out;
+    }
+
+    /** At most this many pages in the chunk: one per value at worst. */
+    private static long pages(ColumnChunkMetaData c) {
+        return Math.max(1, c.getValueCount());
+    }
+
+    private static ParquetMetadata footer(Path file) throws IOException {
+        try (ParquetFileReader r = ParquetFileReader.open(new LocalInputFile(file))) {
+            return r.getFooter();
+        }
+    }
+
+    private static <T extends SpecificRecord> List<T> readAvro(Path file, Class<T> type) throws IOException {
+        io.dumpstream.manifest.AvroTrust.ensure();
+        List<T> out = new ArrayList<>();
+        try (ParquetReader<T> r = AvroParquetReader.<T>builder(new LocalInputFile(file))
+                .withDataModel(ParquetWriters.modelOf(type)).build()) {
+            for (T row = r.read(); row != null; row = r.read()) {
+                out.add(row);
+            }
+        }
+        return out;
+    }
+}
