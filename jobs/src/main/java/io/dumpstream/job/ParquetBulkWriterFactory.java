@@ -35,6 +35,9 @@ public final class ParquetBulkWriterFactory<T extends SpecificRecord> implements
      */
     private transient PartWriter.Factory parts;
     private transient Thread partsThread;
+    /** The schema has nested records, which only parquet-avro's writer writes (the flat tables never). */
+    private transient boolean nested;
+    private transient SharedCodecs codecs;
 
     ParquetBulkWriterFactory(Class<T> type, ParquetWriters.Settings settings, SinkBudget budget) {
         this.budget = budget;
@@ -48,16 +51,23 @@ public final class ParquetBulkWriterFactory<T extends SpecificRecord> implements
 
     @Override
     public BulkWriter<Routed<T>> create(FSDataOutputStream out) throws IOException {
-        if (parts == null || partsThread != Thread.currentThread()) {
+        ParquetWriters.Settings settings = ParquetWriters.Settings.defaults()
+                .withCodec(CompressionCodecName.valueOf(codec))
+                .withRowGroupBytes(rowGroupBytes)
+                .withPageBytes(pageBytes)
+                .withMaxRowsBetweenSizeChecks(rowsBetweenSizeChecks)
+                .withDictionary(dictionary);
+        if (!nested && (parts == null || partsThread != Thread.currentThread())) {
             // one per writing thread: the compressor is not thread-safe (a subtask writes from one thread)
-            ParquetWriters.Settings settings = ParquetWriters.Settings.defaults()
-                    .withCodec(CompressionCodecName.valueOf(codec))
-                    .withRowGroupBytes(rowGroupBytes)
-                    .withPageBytes(pageBytes)
-                    .withMaxRowsBetweenSizeChecks(rowsBetweenSizeChecks)
-                    .withDictionary(dictionary);
-            parts = new PartWriter.Factory(SpecificData.getForClass(type).getSchema(type), settings);
-            partsThread = Thread.currentThread();
+            try {
+                parts = new PartWriter.Factory(SpecificData.getForClass(type).getSchema(type), settings);
+                partsThread = Thread.currentThread();
+            } catch (IllegalArgumentException e) {
+                nested = true; // a schema the lean writer does not write (nested records: tensors' views)
+            }
+        }
+        if (nested) {
+            return avroWriter(out, settings);
         }
         SinkStream stream = new SinkStream(out);
         PartWriter<T> writer = parts.open(stream);
@@ -80,6 +90,40 @@ public final class ParquetBulkWriterFactory<T extends SpecificRecord> implements
             @Override
             public void finish() throws IOException {
                 writer.close(); // writes the footer and flushes the stream's buffer to the part file
+                stream.flush();
+                if (bucket != null) {
+                    budget.closed(bucket);
+                }
+            }
+        };
+    }
+
+    /** A parquet-avro writer per part: for schemas with nested records (the tensors table's views). */
+    private BulkWriter<Routed<T>> avroWriter(FSDataOutputStream out, ParquetWriters.Settings settings) throws IOException {
+        SpecificData model = ParquetWriters.modelOf(type);
+        if (codecs == null) {
+            codecs = new SharedCodecs(pageBytes);
+        }
+        SinkStream stream = new SinkStream(out);
+        org.apache.parquet.hadoop.ParquetWriter<T> writer = ParquetWriters.create(stream, model.getSchema(type), model,
+                settings, codecs);
+        return new BulkWriter<>() {
+            private String bucket;
+
+            @Override
+            public void addElement(Routed<T> element) throws IOException {
+                writer.write(element.row);
+                bucket = element.bucket;
+                budget.update(bucket, writer.getDataSize() - stream.getPos());
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void finish() throws IOException {
+                writer.close();
                 stream.flush();
                 if (bucket != null) {
                     budget.closed(bucket);
