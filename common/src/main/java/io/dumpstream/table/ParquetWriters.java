@@ -63,10 +63,16 @@ public final class ParquetWriters {
      * @param dictionary dictionary encoding of non-binary columns; off, an open writer holds about
      *                   0.2 MiB instead of 0.8 MiB (the dictionaries' hash tables), which matters
      *                   for a sink with hundreds of open partitions
+     * @param zstdLevel ZSTD level when the codec is ZSTD, 1..19 (default 1: tensor payloads, the bulk of
+     *                  every table, compress to the same size at 1 as at parquet-java's default 3, for
+     *                  about a fifth less CPU; BENCHMARKS.md "ZSTD level")
      */
     public record Settings(CompressionCodecName codec, long rowGroupBytes, int pageBytes, int maxRowsBetweenSizeChecks,
-                           boolean dictionary)
+                           boolean dictionary, int zstdLevel)
             implements Serializable {
+
+        /** The default ZSTD level (see {@code zstdLevel}). */
+        public static final int DEFAULT_ZSTD_LEVEL = 1;
 
         public Settings {
             Objects.requireNonNull(codec, "codec");
@@ -82,33 +88,40 @@ public final class ParquetWriters {
             if (maxRowsBetweenSizeChecks < 1) {
                 throw new IllegalArgumentException("maxRowsBetweenSizeChecks must be >= 1: " + maxRowsBetweenSizeChecks);
             }
+            if (zstdLevel < 1 || zstdLevel > 19) {
+                throw new IllegalArgumentException("zstdLevel must be in [1, 19]: " + zstdLevel);
+            }
         }
 
         /** ZSTD (or Snappy when ZSTD cannot load), 64 MiB row groups, 1 MiB pages, a check every 4 rows at most. */
         public static Settings defaults() {
             return new Settings(defaultCodec(), DEFAULT_ROW_GROUP_BYTES, DEFAULT_PAGE_BYTES, DEFAULT_MAX_ROWS_BETWEEN_SIZE_CHECKS,
-                    true);
+                    true, DEFAULT_ZSTD_LEVEL);
         }
 
         public Settings withCodec(CompressionCodecName value) {
-            return new Settings(value, rowGroupBytes, pageBytes, maxRowsBetweenSizeChecks, dictionary);
+            return new Settings(value, rowGroupBytes, pageBytes, maxRowsBetweenSizeChecks, dictionary, zstdLevel);
         }
 
         public Settings withRowGroupBytes(long value) {
             return new Settings(codec, value, Math.min(pageBytes, (int) Math.min(value, Integer.MAX_VALUE)), maxRowsBetweenSizeChecks,
-                    dictionary);
+                    dictionary, zstdLevel);
         }
 
         public Settings withPageBytes(int value) {
-            return new Settings(codec, rowGroupBytes, value, maxRowsBetweenSizeChecks, dictionary);
+            return new Settings(codec, rowGroupBytes, value, maxRowsBetweenSizeChecks, dictionary, zstdLevel);
         }
 
         public Settings withMaxRowsBetweenSizeChecks(int value) {
-            return new Settings(codec, rowGroupBytes, pageBytes, value, dictionary);
+            return new Settings(codec, rowGroupBytes, pageBytes, value, dictionary, zstdLevel);
         }
 
         public Settings withDictionary(boolean value) {
-            return new Settings(codec, rowGroupBytes, pageBytes, maxRowsBetweenSizeChecks, value);
+            return new Settings(codec, rowGroupBytes, pageBytes, maxRowsBetweenSizeChecks, value, zstdLevel);
+        }
+
+        public Settings withZstdLevel(int value) {
+            return new Settings(codec, rowGroupBytes, pageBytes, maxRowsBetweenSizeChecks, dictionary, value);
         }
     }
 
@@ -198,7 +211,8 @@ public final class ParquetWriters {
                 .withMaxRowCountForPageSizeCheck(settings.maxRowsBetweenSizeChecks())
                 .withDictionaryEncoding(settings.dictionary())
                 // the three-level LIST layout is what Spark, Trino and DuckDB expect for shape
-                .config(AvroWriteSupport.WRITE_OLD_LIST_STRUCTURE, "false");
+                .config(AvroWriteSupport.WRITE_OLD_LIST_STRUCTURE, "false")
+                .config(ZSTD_LEVEL_PROPERTY, Integer.toString(settings.zstdLevel()));
         for (String column : binaryColumns(schema)) {
             builder = builder.withDictionaryEncoding(column, false).withStatisticsEnabled(column, false);
         }
@@ -207,6 +221,9 @@ public final class ParquetWriters {
         }
         return builder.build();
     }
+
+    /** parquet-java's ZSTD level property (its codec factory's configuration). */
+    public static final String ZSTD_LEVEL_PROPERTY = "parquet.compression.codec.zstd.level";
 
     /** Top-level fields of type bytes (or a nullable bytes union). */
     static List<String> binaryColumns(Schema schema) {

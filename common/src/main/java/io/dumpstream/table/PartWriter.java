@@ -111,7 +111,7 @@ public final class PartWriter<T extends IndexedRecord> implements Closeable {
             metadata = Map.copyOf(extra);
             rowGroupBytes = settings.rowGroupBytes();
             if (settings.codec() == CompressionCodecName.ZSTD) {
-                compressor = new ZstdPageCompressor();
+                compressor = new ZstdPageCompressor(settings.zstdLevel());
             } else {
                 compressor = new CodecFactory(new Configuration(false), settings.pageBytes()).getCompressor(settings.codec());
             }

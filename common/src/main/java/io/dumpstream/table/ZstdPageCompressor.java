@@ -15,25 +15,23 @@ import org.apache.parquet.hadoop.metadata.CompressionCodecName;
  * stream creates and frees its own native context ({@code ZSTD_createCStream}, a few hundred KiB of
  * tables set up): with 35 columns that is 35 contexts per small part file, which a profile of part
  * writing put at as much native time as compressing the payload itself. A page here is one
- * standard ZSTD frame of the whole page (what the stream writes too), at parquet-java's default
- * level 3, so every Parquet reader decodes it as before.
+ * standard ZSTD frame of the whole page (what the stream writes too), at the settings' level, so
+ * every Parquet reader decodes it as before.
  *
  * <p>Not thread-safe: the input and output buffers are reused and the returned bytes are valid
  * until the next call (parquet-java's page writer copies them before compressing the next page,
  * as with its own heap compressor).
  */
 final class ZstdPageCompressor implements BytesInputCompressor {
-    /** parquet-java's default ({@code parquet.compression.codec.zstd.level}). */
-    static final int LEVEL = 3;
     private static final Cleaner CLEANER = Cleaner.create();
 
     private final ZstdCompressCtx ctx;
     private final Filling in = new Filling();
     private byte[] out = new byte[0];
 
-    ZstdPageCompressor() {
+    ZstdPageCompressor(int level) {
         ZstdCompressCtx c = new ZstdCompressCtx();
-        c.setLevel(LEVEL);
+        c.setLevel(level);
         ctx = c;
         // the native context goes with this compressor (a sink's writer factory has no close)
         CLEANER.register(this, c::close);

@@ -87,6 +87,40 @@ class PartWriterTest {
         }
     }
 
+    /** The ZSTD level is the settings': a higher level gives a smaller file of compressible rows, both read back. */
+    @Test
+    void zstdLevelIsTheSettingsAndEveryLevelReadsBack() throws Exception {
+        List<TensorSnapshot> rows = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            byte[] b = new byte[64 << 10];
+            for (int j = 0; j < b.length; j++) {
+                b[j] = (byte) ((j * 7 + i) % 13 + (j >> 9)); // repetitive but not trivial
+            }
+            rows.add(TableRows.snapshot(i, "run", "stage", b, false));
+        }
+        long[] sizes = new long[2];
+        int[] levels = {1, 19};
+        for (int k = 0; k < 2; k++) {
+            ParquetWriters.Settings settings = SETTINGS.get(0).withCodec(CompressionCodecName.ZSTD).withZstdLevel(levels[k]);
+            assertEquals(levels[k], settings.zstdLevel());
+            Path file = temp.resolve("level-" + levels[k] + ".parquet");
+            try (PartWriter<TensorSnapshot> w = new PartWriter.Factory(TensorSnapshot.getClassSchema(), settings)
+                    .open(new ChannelOutputFile(file))) {
+                for (TensorSnapshot r : rows) {
+                    w.write(r);
+                }
+            }
+            sizes[k] = Files.size(file);
+            assertEquals(rows, readAvro(file, TensorSnapshot.class));
+        }
+        org.junit.jupiter.api.Assertions.assertTrue(sizes[1] < sizes[0], "level 19 " + sizes[1] + " vs level 1 " + sizes[0]);
+        assertEquals(ParquetWriters.Settings.DEFAULT_ZSTD_LEVEL, ParquetWriters.Settings.defaults().zstdLevel());
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> ParquetWriters.Settings.defaults().withZstdLevel(0));
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> ParquetWriters.Settings.defaults().withZstdLevel(20));
+    }
+
     /** As {@code ParquetWritersTest}: with 4 MiB rows the buffered bytes never exceed the row group plus a row. */
     @Test
     void bufferedBytesStayWithinOneRowGroupForMultiMiBRows() throws Exception {

@@ -162,7 +162,7 @@ public final class IngestJob {
         // near 0.1 MiB (1 MiB pages: 2.8 MiB), the rows it buffers being bounded by the row group and by
         // the sink's budget (SinkBudget.PART_OVERHEAD)
         ParquetWriters.Settings parquet = ParquetWriters.Settings.defaults().withRowGroupBytes(c.rowGroupBytes)
-                .withPageBytes(64 << 10).withDictionary(false);
+                .withPageBytes(64 << 10).withDictionary(false).withZstdLevel(c.zstdLevel);
         String out = uri(c.out);
         snapshots.sinkTo(fileSink(out, TensorSnapshot.class, parquet, c.sinkBufferBytes, compaction(c),
                         "sink-snapshots"))

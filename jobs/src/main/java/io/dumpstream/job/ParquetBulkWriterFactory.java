@@ -27,6 +27,7 @@ public final class ParquetBulkWriterFactory<T extends SpecificRecord> implements
     private final long rowGroupBytes;
     private final int pageBytes;
     private final int rowsBetweenSizeChecks;
+    private final int zstdLevel;
     private final boolean dictionary;
     private final SinkBudget budget;
     /**
@@ -47,6 +48,7 @@ public final class ParquetBulkWriterFactory<T extends SpecificRecord> implements
         this.rowGroupBytes = settings.rowGroupBytes();
         this.pageBytes = settings.pageBytes();
         this.rowsBetweenSizeChecks = settings.maxRowsBetweenSizeChecks();
+        this.zstdLevel = settings.zstdLevel();
     }
 
     @Override
@@ -56,7 +58,8 @@ public final class ParquetBulkWriterFactory<T extends SpecificRecord> implements
                 .withRowGroupBytes(rowGroupBytes)
                 .withPageBytes(pageBytes)
                 .withMaxRowsBetweenSizeChecks(rowsBetweenSizeChecks)
-                .withDictionary(dictionary);
+                .withDictionary(dictionary)
+                .withZstdLevel(zstdLevel);
         if (!nested && (parts == null || partsThread != Thread.currentThread())) {
             // one per writing thread: the compressor is not thread-safe (a subtask writes from one thread)
             try {
@@ -102,7 +105,7 @@ public final class ParquetBulkWriterFactory<T extends SpecificRecord> implements
     private BulkWriter<Routed<T>> avroWriter(FSDataOutputStream out, ParquetWriters.Settings settings) throws IOException {
         SpecificData model = ParquetWriters.modelOf(type);
         if (codecs == null) {
-            codecs = new SharedCodecs(pageBytes);
+            codecs = new SharedCodecs(pageBytes, zstdLevel);
         }
         SinkStream stream = new SinkStream(out);
         org.apache.parquet.hadoop.ParquetWriter<T> writer = ParquetWriters.create(stream, model.getSchema(type), model,

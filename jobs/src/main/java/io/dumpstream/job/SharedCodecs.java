@@ -24,8 +24,9 @@ final class SharedCodecs implements CompressionCodecFactory {
     private final CodecFactory codecs;
     private final Map<CompressionCodecName, BytesInputCompressor> compressors = new EnumMap<>(CompressionCodecName.class);
 
-    SharedCodecs(int pageBytes) {
+    SharedCodecs(int pageBytes, int zstdLevel) {
         Configuration conf = new Configuration(false);
+        conf.setInt(io.dumpstream.table.ParquetWriters.ZSTD_LEVEL_PROPERTY, zstdLevel);
         // recycle zstd-jni's stream buffers: parquet opens a compressing stream for every page
         conf.setBoolean("parquet.compression.codec.zstd.bufferPool.enabled", true);
         codecs = new CodecFactory(conf, pageBytes);

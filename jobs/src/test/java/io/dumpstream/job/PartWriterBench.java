@@ -46,7 +46,8 @@ public final class PartWriterBench {
         int payload = args.length > 1 ? Integer.parseInt(args[1]) : 48 << 10;
         int rowsPerPart = args.length > 2 ? Integer.parseInt(args[2]) : 4;
         int parts = args.length > 3 ? Integer.parseInt(args[3]) : 2000;
-        ParquetWriters.Settings settings = ParquetWriters.Settings.defaults().withPageBytes(64 << 10).withDictionary(false);
+        ParquetWriters.Settings settings = ParquetWriters.Settings.defaults().withPageBytes(64 << 10).withDictionary(false)
+                .withZstdLevel(Integer.getInteger("bench.zstdLevel", ParquetWriters.Settings.DEFAULT_ZSTD_LEVEL));
         List<TensorSnapshot> rows = rows(Math.min(64, rowsPerPart * 8), payload);
         String only = args.length > 4 ? args[4] : "both";
         Writer[] writers = only.equals("lean") ? new Writer[] {new Lean(settings)}
@@ -57,8 +58,8 @@ public final class PartWriterBench {
         double[][] bytesPerPart = new double[2][rounds];
         var threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
         long self = Thread.currentThread().getId();
-        System.out.printf(Locale.ROOT, "part writing: %d B payload per row, %d rows per part, %d parts per round; %d cores,"
-                + " load average %.2f%n", payload, rowsPerPart, parts, Runtime.getRuntime().availableProcessors(),
+        System.out.printf(Locale.ROOT, "part writing: %d B payload per row, %d rows per part, %d parts per round; zstd level %d; %d cores,"
+                + " load average %.2f%n", payload, rowsPerPart, parts, settings.zstdLevel(), Runtime.getRuntime().availableProcessors(),
                 ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
         for (int round = -WARMUP; round < rounds; round++) {
             for (int w = 0; w < writers.length; w++) {
@@ -156,7 +157,7 @@ public final class PartWriterBench {
 
         Old(ParquetWriters.Settings settings) {
             this.settings = settings;
-            this.codecs = new SharedCodecs(settings.pageBytes());
+            this.codecs = new SharedCodecs(settings.pageBytes(), settings.zstdLevel());
         }
 
         @Override
