@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 15: the job's CPU per MiB against the floor's, same backlog, same JVM (see BENCHMARKS.md).
 # Prints one `ingest-vs-floor shape=... ratio=...` line per shape. Extra -D knobs pass through:
-#   bash jobs/bench/ingest-vs-floor.sh -Dbench.rounds=3 -Dbench.shapes=1MiB
+#   bash jobs/bench/ingest-vs-floor.sh -Dbench.rounds=3 -Dbench.shapes=1MiB -Dbench.zstdLevel=3
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 log=$(mktemp -t ingest-vs-floor.XXXXXX.log)

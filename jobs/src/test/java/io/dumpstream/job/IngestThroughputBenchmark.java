@@ -331,6 +331,7 @@ class IngestThroughputBenchmark {
         c.parallelism = 2;
         c.resume = false;
         c.sinkBufferBytes = Long.getLong("bench.sinkBufferBytes", c.sinkBufferBytes);
+        c.zstdLevel = Integer.getInteger("bench.zstdLevel", c.zstdLevel);
         return c.validate();
     }
 
