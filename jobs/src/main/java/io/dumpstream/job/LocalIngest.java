@@ -54,23 +54,52 @@ public final class LocalIngest implements AutoCloseable {
         this.resumedFrom = resumedFrom;
     }
 
-    /** Starts the job; {@code extra} settings (tests: restart strategy) override the job's own. */
+    /**
+     * Starts the job; {@code extra} settings (tests: restart strategy) override the job's own.
+     *
+     * <p>A job that has just finished (stop-with-savepoint) discards its checkpoints asynchronously, a
+     * moment after it reports FINISHED: the newest complete one found here can vanish before the new
+     * job reads it. The start then picks the next newest and tries again (a few times), so a restart
+     * right after a stop restores from the savepoint instead of failing on the discarded checkpoint.
+     */
     public static LocalIngest start(IngestConfig c, Configuration extra) throws Exception {
         IngestConfig local = c;
         if (local.parallelism < 1) {
             local.parallelism = Runtime.getRuntime().availableProcessors();
         }
-        Configuration conf = IngestJob.configuration(local);
-        ProgressReporter.enable(conf);
-        String from = local.resume ? latestRetained(IngestJob.uri(local.checkpoints)) : null;
-        if (from != null) {
-            conf.set(StateRecoveryOptions.SAVEPOINT_PATH, from);
+        java.util.Set<String> vanished = new java.util.HashSet<>();
+        for (int attempt = 1; ; attempt++) {
+            Configuration conf = IngestJob.configuration(local);
+            ProgressReporter.enable(conf);
+            String from = local.resume ? latestRetained(IngestJob.uri(local.checkpoints), vanished) : null;
+            if (from != null) {
+                conf.set(StateRecoveryOptions.SAVEPOINT_PATH, from);
+            }
+            conf.addAll(extra);
+            StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(local.parallelism, conf);
+            IngestJob.build(env, local);
+            try {
+                JobClient client = env.executeAsync(IngestJob.NAME);
+                return new LocalIngest(local, client, from);
+            } catch (Exception e) {
+                if (from == null || attempt >= 5 || !vanishedBelow(e, from)) {
+                    throw e;
+                }
+                vanished.add(from);
+            }
         }
-        conf.addAll(extra);
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(local.parallelism, conf);
-        IngestJob.build(env, local);
-        JobClient client = env.executeAsync(IngestJob.NAME);
-        return new LocalIngest(local, client, from);
+    }
+
+    /** True when {@code e} says a file of the checkpoint or savepoint at {@code from} does not exist. */
+    static boolean vanishedBelow(Throwable e, String from) {
+        String dir = new Path(from).toUri().getPath();
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if ((t instanceof java.io.FileNotFoundException || t instanceof java.nio.file.NoSuchFileException)
+                    && t.getMessage() != null && t.getMessage().contains(dir)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     public JobClient client() {
@@ -147,15 +176,21 @@ public final class LocalIngest implements AutoCloseable {
     /**
      * The newest complete checkpoint or savepoint below {@code root}: {@code <root>/<job id>/chk-N}
      * or {@code <root>/savepoints/savepoint-*}, each complete once its {@code _metadata} exists
-     * (Flink writes it last). Null when there is none.
+     * (Flink writes it last); newest by checkpoint id, then by write time. Null when there is none.
      */
     public static String latestRetained(String root) throws IOException {
+        return latestRetained(root, java.util.Set.of());
+    }
+
+    /** As {@link #latestRetained(String)}, skipping the paths in {@code skip}. */
+    static String latestRetained(String root, java.util.Set<String> skip) throws IOException {
         Path base = new Path(root);
         FileSystem fs = base.getFileSystem();
         if (!fs.exists(base)) {
             return null;
         }
         String best = null;
+        long bestId = Long.MIN_VALUE;
         long bestTime = Long.MIN_VALUE;
         for (FileStatus parent : list(fs, base)) {
             if (!parent.isDir()) {
@@ -164,21 +199,42 @@ public final class LocalIngest implements AutoCloseable {
             boolean savepoints = parent.getPath().getName().equals(SAVEPOINTS);
             for (FileStatus d : list(fs, parent.getPath())) {
                 String name = d.getPath().getName();
-                if (!d.isDir() || !(savepoints ? name.startsWith("savepoint-") : name.startsWith("chk-"))) {
+                if (!d.isDir() || !(savepoints ? name.startsWith("savepoint-") : name.startsWith("chk-"))
+                        || skip.contains(d.getPath().toString())) {
                     continue;
                 }
                 Path metadata = new Path(d.getPath(), "_metadata");
-                if (!fs.exists(metadata)) {
+                long id;
+                long t;
+                try {
+                    t = fs.getFileStatus(metadata).getModificationTime();
+                    id = checkpointId(fs, metadata);
+                } catch (IOException incompleteOrGone) {
                     continue;
                 }
-                long t = fs.getFileStatus(metadata).getModificationTime();
-                if (t > bestTime) {
+                if (id > bestId || (id == bestId && t > bestTime)) {
+                    bestId = id;
                     bestTime = t;
                     best = d.getPath().toString();
                 }
             }
         }
         return best;
+    }
+
+    /**
+     * The checkpoint id recorded in a {@code _metadata} file. Ids order checkpoints and savepoints by
+     * the position of their barrier in the stream (a job restored from id N counts on from N + 1);
+     * write times do not: a checkpoint pending when a stop-with-savepoint is triggered can complete
+     * after the savepoint, and restoring from it would replay what the savepoint already committed.
+     */
+    private static long checkpointId(FileSystem fs, Path metadata) throws IOException {
+        try (java.io.DataInputStream in = new java.io.DataInputStream(
+                new java.io.BufferedInputStream(fs.open(metadata)))) {
+            return org.apache.flink.runtime.checkpoint.Checkpoints
+                    .loadCheckpointMetadata(in, LocalIngest.class.getClassLoader(), metadata.getParent().toString())
+                    .getCheckpointId();
+        }
     }
 
     private static FileStatus[] list(FileSystem fs, Path dir) throws IOException {
