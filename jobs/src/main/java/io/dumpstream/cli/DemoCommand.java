@@ -28,7 +28,7 @@ import java.util.stream.Stream;
  */
 public final class DemoCommand implements Command {
     private static final Set<String> OPTIONS = Set.of("out", "ranks", "launches", "records", "payload-bytes", "seed",
-            "timeout", "parallelism");
+            "timeout", "parallelism", "dumps");
     static final String MARKER = ".dumpstream-demo";
     static final String RUN_ID = "demo";
     private static final int MAX_LINES = 12;
@@ -47,14 +47,18 @@ public final class DemoCommand implements Command {
     public String usage() {
         return String.join("\n",
                 "usage: dumpstream demo [--out out/demo] [--ranks 4] [--launches 6] [--records 16]",
-                "           [--payload-bytes 16384] [--seed 1] [--parallelism N] [--timeout 5m]",
+                "           [--payload-bytes 16384] [--seed 1] [--parallelism N] [--timeout 5m] [--dumps DIR]",
                 "",
                 "Starts a Kafka broker on a free loopback port, the ingestion job on a local Flink MiniCluster",
                 "(checkpoint every 2 s) and RANKS synthetic ranks publishing LAUNCHES dumps each (run_id '" + RUN_ID + "'),",
                 "plus the four bundled example dumps (one has an unknown dtype and is rejected). When every",
                 "dump has landed it stops, prints the counts read back from the Parquet files and the DuckDB,",
                 "Spark and Trino queries to run on them. Tables go to OUT/{snapshots,dumps,rejects}; the broker",
-                "and checkpoints to OUT/_state. An OUT left by an earlier demo is emptied first.");
+                "and checkpoints to OUT/_state. An OUT left by an earlier demo is emptied first.",
+                "",
+                "  --dumps DIR  also publish every NAME.manifest.json + NAME.bin pair in DIR (your own dumps,",
+                "               damaged ones included: they land with their reason like any rank's) and wait",
+                "               for them too");
     }
 
     @Override
@@ -68,11 +72,25 @@ public final class DemoCommand implements Command {
             throw new UsageException("--ranks and --launches must be >= 1, got " + ranks + " and " + launches);
         }
         Duration timeout = IngestConfig.duration(a, "timeout", Duration.ofMinutes(5));
+        Path dumps = a.has("dumps") ? Path.of(a.get("dumps", null)).toAbsolutePath().normalize() : null;
+        int own = 0;
+        if (dumps != null) {
+            if (!Files.isDirectory(dumps)) {
+                throw new UsageException("--dumps " + dumps + " is not a directory");
+            }
+            own = DecodeCommand.pairsIn(dumps).size();
+            if (own == 0) {
+                throw new UsageException("--dumps " + dumps + " holds no NAME.manifest.json + NAME.bin pair");
+            }
+            if (dumps.startsWith(root)) {
+                throw new UsageException("--dumps " + dumps + " lies inside --out " + root + ", which demo empties first");
+            }
+        }
         prepare(root);
         Path state = root.resolve("_state");
         Path examples = Files.createDirectories(state.resolve("examples"));
         DecodeCommand.extractExamples(examples);
-        int expected = ranks * launches + DecodeCommand.pairsIn(examples).size();
+        int expected = ranks * launches + DecodeCommand.pairsIn(examples).size() + own;
 
         long t0 = System.nanoTime();
         try (LocalKafka kafka = LocalKafka.builder().dataDir(state.resolve("kafka")).defaultPartitions(2).build()) {
@@ -103,6 +121,10 @@ public final class DemoCommand implements Command {
                 }
                 if (new PublishCommand().run(new String[] {"--bootstrap", c.bootstrap, "--dir", examples.toString()},
                         out, err) != 0) {
+                    return 1;
+                }
+                if (dumps != null && new PublishCommand().run(new String[] {"--bootstrap", c.bootstrap, "--dir",
+                    dumps.toString()}, out, err) != 0) {
                     return 1;
                 }
                 if (!awaitLanded(root, expected, job, timeout, err)) {

@@ -80,12 +80,46 @@ class DemoCommandTest {
         }
         assertEquals(3, queries, text);
 
-        // a second demo into the same directory starts from empty tables
+        // a second demo into the same directory starts from empty tables; --dumps adds a user's own
+        // pairs: a hostile run id and stage name, and a buffer file longer than its manifest says
+        Path own = Files.createDirectories(dir.resolve("own"));
+        writePair(own, "hostile", "run/../x y%", "a/b=c \u00e9", 0);
+        writePair(own, "long", "own-run", "layer0.attn", 100);
         ByteArrayOutputStream out2 = new ByteArrayOutputStream();
-        assertEquals(0, run(out2, new ByteArrayOutputStream(), "demo", "--out", root.toString(), "--ranks", "1",
-                "--launches", "1", "--records", "2", "--payload-bytes", "512", "--parallelism", "1"));
-        assertEquals(5L, ((Number) DuckDb.query("SELECT count(*) AS n FROM read_parquet("
-                + DuckDb.glob(root, "dumps/**/*.parquet") + ")").get(0).get("n")).longValue());
+        ByteArrayOutputStream err2 = new ByteArrayOutputStream();
+        assertEquals(0, run(out2, err2, "demo", "--out", root.toString(), "--ranks", "1",
+                "--launches", "1", "--records", "2", "--payload-bytes", "512", "--parallelism", "1",
+                "--dumps", own.toString()), err2.toString(StandardCharsets.UTF_8));
+        assertTrue(out2.toString(StandardCharsets.UTF_8).contains("all 7 dumps landed"), out2.toString(StandardCharsets.UTF_8));
+        // the user's dumps land exactly as the offline decode of the same files
+        Path offline = dir.resolve("offline");
+        assertEquals(0, run(new ByteArrayOutputStream(), new ByteArrayOutputStream(), "decode", "--dir",
+                own.toString(), "--out", offline.toString()));
+        String byDump = "SELECT d.run_id, s.stage_name, d.outcome, d.reason, d.accepted, d.rejected, count(s.dump_id) AS n"
+                + " FROM read_parquet(%2$s) d LEFT JOIN read_parquet(%1$s) s USING (dump_id) GROUP BY ALL ORDER BY ALL";
+        List<Map<String, Object>> want = DuckDb.query(String.format(byDump, DuckDb.glob(offline, "snapshots/**/*.parquet"),
+                DuckDb.glob(offline, "dumps/**/*.parquet")));
+        assertEquals("[{run_id=own-run, stage_name=null, outcome=REJECTED, reason=BUFFER_SIZE_MISMATCH, accepted=0,"
+                + " rejected=2, n=0}, {run_id=run/../x y%, stage_name=a/b=c \u00e9, outcome=COMPLETE, reason=null,"
+                + " accepted=2, rejected=0, n=2}]", want.toString());
+        List<Map<String, Object>> got = DuckDb.query(String.format(byDump, DuckDb.glob(root, "snapshots/**/*.parquet"),
+                DuckDb.glob(root, "dumps/**/*.parquet")).replace(" GROUP", " WHERE d.run_id NOT IN ('demo', 'demo-run') GROUP"));
+        assertEquals(want, got);
+        io.dumpstream.testing.TableLayout.assertLayout(root);
+    }
+
+    /** NAME.manifest.json + NAME.bin in DIR: a two-record uint8 dump, its buffer file EXTRA bytes longer. */
+    private static void writePair(Path dir, String name, String run, String stage, int extra) throws Exception {
+        io.dumpstream.format.DumpBuilder b = new io.dumpstream.format.DumpBuilder(run, 3, 40 + extra);
+        for (int r = 0; r < 2; r++) {
+            byte[] payload = new byte[100 + r];
+            java.util.Arrays.fill(payload, (byte) (r + 1));
+            b.add(new io.dumpstream.format.DumpBuilder.RecordSpec().taskId(r).taskIndex(r).stage(stage).tensorName("t" + r)
+                    .dtype("uint8").actualShape(payload.length).payload(payload));
+        }
+        io.dumpstream.format.DumpBuilder.Dump d = b.build();
+        Files.write(dir.resolve(name + ".manifest.json"), io.dumpstream.manifest.ManifestParser.toJson(d.manifest()));
+        Files.write(dir.resolve(name + ".bin"), java.util.Arrays.copyOf(d.buffer(), d.buffer().length + extra));
     }
 
     @Test
