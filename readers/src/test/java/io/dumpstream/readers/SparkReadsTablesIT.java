@@ -3,6 +3,9 @@ package io.dumpstream.readers;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.dumpstream.table.HivePartition;
+import io.dumpstream.testing.HostileNames;
+
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
@@ -39,42 +42,24 @@ class SparkReadsTablesIT {
 
     @BeforeAll
     static void ingestAndStartSpark() throws Exception {
-        root = Files.createTempDirectory("dumpstream-readers").resolve("out");
-        Path jar = Path.of(System.getProperty("dumpstream.jar", "../jobs/target/dumpstream.jar"));
-        assertTrue(Files.isRegularFile(jar), "no " + jar + ": build it first (mvn -B package -DskipTests)");
-        Path log = root.getParent().resolve("demo.log");
-        Process p = new ProcessBuilder(javaBin(), "-XX:+UseParallelGC", "-Xmx1g", "-jar", jar.toString(), "demo",
-                "--out", root.toString(), "--ranks", "2", "--launches", "3", "--records", "8", "--parallelism", "2")
-                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
-        if (!p.waitFor(5, TimeUnit.MINUTES)) {
-            p.destroyForcibly().waitFor();
-            throw new AssertionError("demo did not finish in 5 min; output in " + log);
-        }
-        assertEquals(0, p.exitValue(), () -> "demo failed: " + read(log));
+        root = Landed.demo();
         spark = SparkSession.builder().master("local[2]").appName("dumpstream-readers")
-                .config("spark.ui.enabled", "false").config("spark.sql.warehouse.dir", root.getParent().resolve("warehouse").toString()).config("spark.driver.host", "127.0.0.1")
-                .config("spark.driver.bindAddress", "127.0.0.1").config("spark.sql.shuffle.partitions", "2")
-                .getOrCreate();
+                .config("spark.ui.enabled", "false").config("spark.sql.warehouse.dir", root.getParent().resolve("warehouse").toString())
+                .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+                .config("spark.sql.shuffle.partitions", "2").getOrCreate();
     }
 
     @AfterAll
-    static void stopSpark() throws IOException {
+    static void stopSpark() {
         if (spark != null) {
             spark.stop();
-        }
-        if (root != null) {
-            try (var paths = Files.walk(root.getParent())) {
-                for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                    Files.deleteIfExists(p);
-                }
-            }
         }
     }
 
     /** The README's Spark block: the views as {@code spark.read.parquet} makes them, then its SQL lines. */
     @Test
     void readmeSparkLinesGiveWhatDuckDbReads() throws Exception {
-        List<String> readme = readmeSparkBlock();
+        List<String> readme = Rows.readmeBlock("```python", "spark.read.parquet(");
         List<String> sql = new ArrayList<>();
         Pattern view = Pattern.compile("spark\\.read\\.parquet\\(\"ROOT/(\\w+)\"\\)\\.createOrReplaceTempView\\(\"(\\w+)\"\\)");
         Pattern query = Pattern.compile("spark\\.sql\\(\"(.*)\"\\)\\.show\\(\\)");
@@ -101,37 +86,73 @@ class SparkReadsTablesIT {
         assertEquals(DataTypes.StringType, s.apply("stage").dataType());
         assertEquals(DataTypes.IntegerType, spark.table("dumps").schema().apply("rank").dataType());
 
-        String hive = "hive_partitioning = true, hive_types = {'run': VARCHAR, 'rank': INTEGER, 'stage': VARCHAR}";
-        String hive2 = "hive_partitioning = true, hive_types = {'run': VARCHAR, 'rank': INTEGER}";
         try (Connection duck = DriverManager.getConnection("jdbc:duckdb:"); Statement st = duck.createStatement()) {
-            st.execute("CREATE VIEW snapshots AS SELECT * FROM read_parquet(" + glob("snapshots") + ", " + hive + ")");
-            st.execute("CREATE VIEW dumps AS SELECT * FROM read_parquet(" + glob("dumps") + ", " + hive2 + ")");
-            st.execute("CREATE VIEW rejects AS SELECT * FROM read_parquet(" + glob("rejects") + ", " + hive2 + ")");
+            Rows.duckViews(st, root);
             long total = 0;
             for (String q : sql) {
                 List<String> bySpark = rows(spark.sql(q));
-                List<String> byDuck = rows(st, q);
+                List<String> byDuck = Rows.rows(st, q);
                 assertEquals(byDuck, bySpark, q);
                 assertTrue(!bySpark.isEmpty(), q);
                 total += bySpark.size();
                 System.out.printf("spark = duckdb: %d rows for %s%n", bySpark.size(), q);
             }
             // the rejected example is there: rejects is not empty, and a dump is REJECTED or PARTIAL
-            assertTrue(count(st, "SELECT count(*) FROM rejects") > 0);
-            assertEquals(count(st, "SELECT count(*) FROM snapshots"), spark.table("snapshots").count());
-            assertEquals(count(st, "SELECT count(*) FROM dumps"), spark.table("dumps").count());
-            assertEquals(count(st, "SELECT count(*) FROM rejects"), spark.table("rejects").count());
+            assertTrue(Rows.count(st, "SELECT count(*) FROM rejects") > 0);
+            assertEquals(Rows.count(st, "SELECT count(*) FROM snapshots"), spark.table("snapshots").count());
+            assertEquals(Rows.count(st, "SELECT count(*) FROM dumps"), spark.table("dumps").count());
+            assertEquals(Rows.count(st, "SELECT count(*) FROM rejects"), spark.table("rejects").count());
             // every snapshot column, with the same names and the partition columns, on both sides
             assertEquals(columns(st, "snapshots"), List.of(s.fieldNames()).stream().sorted().toList());
             assertTrue(total > 3);
         }
     }
 
-    private static long count(Statement st, String q) throws Exception {
-        try (ResultSet rs = st.executeQuery(q)) {
-            rs.next();
-            return rs.getLong(1);
+    /**
+     * Every hostile name (PartitionPathsTest's list, run ids and stage names; the offline decoder writes
+     * the same layout as the job): Spark's partition discovery Hive-unescapes each {@code run} and
+     * {@code stage} to what DuckDB reads and to the name itself (its shortened form, with a digest, when
+     * the name is too long for one path segment), and the full names come back in the columns.
+     */
+    @Test
+    void hostileNamesAreThePartitionValuesSparkDiscovers() throws Exception {
+        Path hostile = Landed.hostile();
+        spark.read().parquet(hostile.resolve("snapshots").toString()).createOrReplaceTempView("hostile_snapshots");
+        spark.read().parquet(hostile.resolve("dumps").toString()).createOrReplaceTempView("hostile_dumps");
+        StructType s = spark.table("hostile_snapshots").schema();
+        assertEquals(DataTypes.StringType, s.apply("run").dataType());
+        assertEquals(DataTypes.IntegerType, s.apply("rank").dataType());
+        assertEquals(DataTypes.StringType, s.apply("stage").dataType());
+        String snapshots = "SELECT run, rank, stage, run_id, stage_name, count(*) AS n, sum(numel) AS elements FROM %s"
+                + " GROUP BY run, rank, stage, run_id, stage_name";
+        String dumps = "SELECT run, rank, run_id, outcome, accepted FROM %s";
+        List<String> wantSnapshots = new ArrayList<>();
+        List<String> wantDumps = new ArrayList<>();
+        for (String name : HostileNames.NAMES) {
+            String run = HivePartition.readBackValue(HivePartition.RUN, name);
+            String stage = HivePartition.readBackValue(HivePartition.STAGE, name);
+            wantSnapshots.add(String.join("|", run, "5", HostileNames.PLAIN_STAGE, name, HostileNames.PLAIN_STAGE, "2", "128"));
+            wantSnapshots.add(String.join("|", HostileNames.STAGES_RUN, "5", stage, HostileNames.STAGES_RUN, name, "2", "128"));
+            wantDumps.add(String.join("|", run, "5", name, "COMPLETE", "2"));
+            wantDumps.add(String.join("|", HostileNames.STAGES_RUN, "5", HostileNames.STAGES_RUN, "COMPLETE", "2"));
         }
+        try (Connection duck = DriverManager.getConnection("jdbc:duckdb:"); Statement st = duck.createStatement()) {
+            Rows.duckViews(st, hostile);
+            assertEquals(sorted(wantSnapshots), sorted(Rows.rows(st, String.format(snapshots, "snapshots"))), "duckdb snapshots");
+            assertEquals(sorted(wantSnapshots), sorted(rows(spark.sql(String.format(snapshots, "hostile_snapshots")))),
+                    "spark snapshots");
+            assertEquals(sorted(wantDumps), sorted(Rows.rows(st, String.format(dumps, "dumps"))), "duckdb dumps");
+            assertEquals(sorted(wantDumps), sorted(rows(spark.sql(String.format(dumps, "hostile_dumps")))), "spark dumps");
+        }
+        long shortened = HostileNames.NAMES.stream()
+                .filter(n -> !n.equals(HivePartition.readBackValue(HivePartition.RUN, n))).count();
+        System.out.printf("spark = duckdb = the names: %d hostile names as run and as stage, %d of them shortened%n",
+                HostileNames.NAMES.size(), shortened);
+        assertTrue(shortened >= 3, "the long names are shortened: " + shortened);
+    }
+
+    private static List<String> sorted(List<String> rows) {
+        return rows.stream().sorted().toList();
     }
 
     private static List<String> columns(Statement st, String table) throws Exception {
@@ -149,64 +170,11 @@ class SparkReadsTablesIT {
         for (Row r : d.collectAsList()) {
             List<String> cells = new ArrayList<>();
             for (int i = 0; i < r.length(); i++) {
-                cells.add(cell(r.get(i)));
+                cells.add(Rows.cell(r.get(i)));
             }
             out.add(String.join("|", cells));
         }
         return out;
     }
 
-    private static List<String> rows(Statement st, String q) throws Exception {
-        List<String> out = new ArrayList<>();
-        try (ResultSet rs = st.executeQuery(q)) {
-            int n = rs.getMetaData().getColumnCount();
-            while (rs.next()) {
-                List<String> cells = new ArrayList<>();
-                for (int i = 1; i <= n; i++) {
-                    cells.add(cell(rs.getObject(i)));
-                }
-                out.add(String.join("|", cells));
-            }
-        }
-        return out;
-    }
-
-    /** One cell, numbers normalised (Spark and DuckDB pick different integer widths for count and sum). */
-    private static String cell(Object o) {
-        if (o == null) {
-            return "null";
-        }
-        if (o instanceof Double || o instanceof Float) {
-            return String.format("%.12g", ((Number) o).doubleValue());
-        }
-        if (o instanceof Number n) {
-            return new BigDecimal(n.toString()).stripTrailingZeros().toPlainString();
-        }
-        return o.toString();
-    }
-
-    private static String glob(String table) {
-        return "'" + root.resolve(table).toString().replace("'", "''") + "/**/*.parquet'";
-    }
-
-    static List<String> readmeSparkBlock() throws IOException {
-        Path readme = Path.of(System.getProperty("dumpstream.readme", "../README.md"));
-        List<String> lines = Files.readAllLines(readme, StandardCharsets.UTF_8);
-        int start = lines.indexOf("```python");
-        assertTrue(start >= 0, "no ```python block (the Spark lines) in " + readme);
-        int end = lines.subList(start + 1, lines.size()).indexOf("```") + start + 1;
-        return lines.subList(start + 1, end);
-    }
-
-    private static String javaBin() {
-        return Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    }
-
-    private static String read(Path p) {
-        try {
-            return Files.readString(p);
-        } catch (IOException e) {
-            return "(cannot read " + p + ": " + e + ")";
-        }
-    }
 }

@@ -1,0 +1,84 @@
+package io.dumpstream.readers;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+
+/** Result rows as comparable strings, DuckDB's views of the three tables, and the README's blocks. */
+final class Rows {
+    private Rows() {
+    }
+
+    /** One cell, numbers normalised (the engines pick different integer widths for count and sum). */
+    static String cell(Object o) {
+        if (o == null) {
+            return "null";
+        }
+        if (o instanceof Double || o instanceof Float) {
+            return String.format("%.12g", ((Number) o).doubleValue());
+        }
+        if (o instanceof Number n) {
+            return new BigDecimal(n.toString()).stripTrailingZeros().toPlainString();
+        }
+        return o.toString();
+    }
+
+    /** Every row of a JDBC query, cells joined by {@code |}, in the order the query returns them. */
+    static List<String> rows(Statement st, String q) throws SQLException {
+        List<String> out = new ArrayList<>();
+        try (ResultSet rs = st.executeQuery(q)) {
+            int n = rs.getMetaData().getColumnCount();
+            while (rs.next()) {
+                List<String> cells = new ArrayList<>();
+                for (int i = 1; i <= n; i++) {
+                    cells.add(cell(rs.getObject(i)));
+                }
+                out.add(String.join("|", cells));
+            }
+        }
+        return out;
+    }
+
+    static long count(Statement st, String q) throws SQLException {
+        try (ResultSet rs = st.executeQuery(q)) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    /** DuckDB views {@code snapshots}, {@code dumps}, {@code rejects} over ROOT, partition types declared. */
+    static void duckViews(Statement st, Path root) throws SQLException {
+        String hive = "hive_partitioning = true, hive_types = {'run': VARCHAR, 'rank': INTEGER, 'stage': VARCHAR}";
+        String hive2 = "hive_partitioning = true, hive_types = {'run': VARCHAR, 'rank': INTEGER}";
+        st.execute("CREATE OR REPLACE VIEW snapshots AS SELECT * FROM read_parquet(" + glob(root, "snapshots") + ", " + hive + ")");
+        st.execute("CREATE OR REPLACE VIEW dumps AS SELECT * FROM read_parquet(" + glob(root, "dumps") + ", " + hive2 + ")");
+        st.execute("CREATE OR REPLACE VIEW rejects AS SELECT * FROM read_parquet(" + glob(root, "rejects") + ", " + hive2 + ")");
+    }
+
+    private static String glob(Path root, String table) {
+        return "'" + root.resolve(table).toString().replace("'", "''") + "/**/*.parquet'";
+    }
+
+    /** The lines of the README's first fenced block that opens with {@code fence} and whose first line starts with {@code first}. */
+    static List<String> readmeBlock(String fence, String first) throws IOException {
+        Path readme = Path.of(System.getProperty("dumpstream.readme", "../README.md"));
+        List<String> lines = Files.readAllLines(readme, StandardCharsets.UTF_8);
+        for (int i = 0; i < lines.size() - 1; i++) {
+            if (lines.get(i).equals(fence) && lines.get(i + 1).startsWith(first)) {
+                int end = lines.subList(i + 1, lines.size()).indexOf("```") + i + 1;
+                assertTrue(end > i, "unterminated " + fence + " block in " + readme);
+                return lines.subList(i + 1, end);
+            }
+        }
+        throw new AssertionError("no " + fence + " block starting with '" + first + "' in " + readme);
+    }
+}
