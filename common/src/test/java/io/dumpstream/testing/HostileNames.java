@@ -33,6 +33,15 @@ public final class HostileNames {
     }
 
     /**
+     * {@code HostileNames DIR all|bmp}: writes the pairs of every name, or of those without supplementary
+     * characters, into DIR (the reader tests run this with the shaded jar, away from Spark's classpath).
+     */
+    public static void main(String[] args) throws IOException {
+        List<String> names = args[1].equals("all") ? NAMES : NAMES.stream().filter(SUPPLEMENTARY.negate()).toList();
+        System.out.println(writePairs(Path.of(args[0]), names) + " dumps written to " + args[0]);
+    }
+
+    /**
      * Writes {@code h<i>.manifest.json} + {@code h<i>.bin} into {@code dir}: for each name, one dump with
      * it as the run id (stage {@link #PLAIN_STAGE}) and one with it as the stage (run {@link #STAGES_RUN}),
      * each of two uint8 records of 64 bytes whose values follow the dump's index (so sums differ by dump).

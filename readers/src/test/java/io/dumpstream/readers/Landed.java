@@ -39,8 +39,7 @@ final class Landed {
     static synchronized Path demo() throws Exception {
         if (demo == null) {
             Path pairs = base().resolve("demo-pairs");
-            int n = HostileNames.writePairs(pairs, DEMO_NAMES);
-            assertEquals(2 * DEMO_NAMES.size(), n);
+            writePairs(pairs, "bmp");
             demo = base().resolve("demo");
             run("demo", List.of("demo", "--out", demo.toString(), "--ranks", "2", "--launches", "3", "--records", "8",
                     "--parallelism", "2", "--dumps", pairs.toString()));
@@ -51,11 +50,18 @@ final class Landed {
     static synchronized Path hostile() throws Exception {
         if (hostile == null) {
             Path pairs = base().resolve("hostile-pairs");
-            HostileNames.writePairs(pairs, HostileNames.NAMES);
+            writePairs(pairs, "all");
             hostile = base().resolve("hostile");
             run("decode", List.of("decode", "--dir", pairs.toString(), "--out", hostile.toString()));
         }
         return hostile;
+    }
+
+    /** HostileNames' pairs, written by a JVM of the shaded jar and common's test classes (their Avro and Jackson, not Spark's). */
+    private static void writePairs(Path dir, String which) throws Exception {
+        String cp = System.getProperty("dumpstream.jar", "../jobs/target/dumpstream.jar") + java.io.File.pathSeparator
+                + System.getProperty("common.tests.jar");
+        run("pairs-" + which, List.of("-cp", cp, HostileNames.class.getName(), dir.toString(), which), false);
     }
 
     private static Path base() throws IOException {
@@ -68,10 +74,17 @@ final class Landed {
     }
 
     private static void run(String name, List<String> args) throws Exception {
-        Path jar = Path.of(System.getProperty("dumpstream.jar", "../jobs/target/dumpstream.jar"));
-        assertTrue(Files.isRegularFile(jar), "no " + jar + ": build it first (mvn -B package -DskipTests)");
+        run(name, args, true);
+    }
+
+    private static void run(String name, List<String> args, boolean jar) throws Exception {
+        Path file = Path.of(System.getProperty("dumpstream.jar", "../jobs/target/dumpstream.jar"));
+        assertTrue(Files.isRegularFile(file), "no " + file + ": build it first (mvn -B package -DskipTests)");
         Path log = base().resolve(name + ".log");
-        List<String> cmd = new ArrayList<>(List.of(javaBin(), "-XX:+UseParallelGC", "-Xmx1g", "-jar", jar.toString()));
+        List<String> cmd = new ArrayList<>(List.of(javaBin(), "-XX:+UseParallelGC", "-Xmx1g"));
+        if (jar) {
+            cmd.addAll(List.of("-jar", file.toString()));
+        }
         cmd.addAll(args);
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
         if (!p.waitFor(5, TimeUnit.MINUTES)) {

@@ -55,13 +55,19 @@ final class Rows {
         }
     }
 
-    /** DuckDB views {@code snapshots}, {@code dumps}, {@code rejects} over ROOT, partition types declared. */
+    /**
+     * DuckDB views {@code snapshots}, {@code dumps}, {@code rejects} over ROOT, partition types declared;
+     * a table with no directory (nothing rejected) gets no view.
+     */
     static void duckViews(Statement st, Path root) throws SQLException {
         String hive = "hive_partitioning = true, hive_types = {'run': VARCHAR, 'rank': INTEGER, 'stage': VARCHAR}";
         String hive2 = "hive_partitioning = true, hive_types = {'run': VARCHAR, 'rank': INTEGER}";
-        st.execute("CREATE OR REPLACE VIEW snapshots AS SELECT * FROM read_parquet(" + glob(root, "snapshots") + ", " + hive + ")");
-        st.execute("CREATE OR REPLACE VIEW dumps AS SELECT * FROM read_parquet(" + glob(root, "dumps") + ", " + hive2 + ")");
-        st.execute("CREATE OR REPLACE VIEW rejects AS SELECT * FROM read_parquet(" + glob(root, "rejects") + ", " + hive2 + ")");
+        for (String table : List.of("snapshots", "dumps", "rejects")) {
+            if (Files.isDirectory(root.resolve(table))) {
+                st.execute("CREATE OR REPLACE VIEW " + table + " AS SELECT * FROM read_parquet(" + glob(root, table) + ", "
+                        + (table.equals("snapshots") ? hive : hive2) + ")");
+            }
+        }
     }
 
     private static String glob(Path root, String table) {
