@@ -34,7 +34,7 @@ final class TrinoServer implements AutoCloseable {
     }
 
     static TrinoServer start() throws Exception {
-        Path home = unpack(Path.of(System.getProperty("trino.tarball", "target/trino/trino-server-368.tar.gz")));
+        Path home = unpack(Path.of(System.getProperty("trino.tarball", "target/trino/trino-server-368.tar.gz")).toAbsolutePath());
         Path dir = Files.createTempDirectory("dumpstream-trino");
         int port;
         try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
@@ -60,6 +60,7 @@ final class TrinoServer implements AutoCloseable {
                 "-Dnode.internal-address=127.0.0.1", "-Dplugin.dir=" + home.resolve("plugin"),
                 "-Dcatalog.config-dir=" + catalog, "-Dconfig=" + etc.resolve("config.properties"),
                 "io.trino.server.TrinoServer")
+                .directory(dir.toFile()) // Trino writes var/log/http-request.log below its working directory
                 .redirectErrorStream(true).redirectOutput(log.toFile()).start();
         TrinoServer server = new TrinoServer(dir, p, port);
         long t0 = System.nanoTime();
