@@ -20,7 +20,7 @@ import org.apache.avro.Schema;
 import org.apache.avro.specific.SpecificRecord;
 
 /** Test rows of the three tables, built with the generated builders, and an exact comparison against DuckDB rows. */
-final class TableRows {
+public final class TableRows {
 
     /** Run ids and stage names that try to leave the root or break the partition syntax. */
     static final List<String> HOSTILE = List.of(
@@ -42,13 +42,13 @@ final class TableRows {
 
     private TableRows() {}
 
-    static byte[] bytes(int length, long seed) {
+    public static byte[] bytes(int length, long seed) {
         byte[] data = new byte[length];
         new Random(seed).nextBytes(data);
         return data;
     }
 
-    static TensorSnapshot snapshot(int index, String runId, String stage, byte[] data, boolean nulls) {
+    public static TensorSnapshot snapshot(int index, String runId, String stage, byte[] data, boolean nulls) {
         return TensorSnapshot.newBuilder()
                 .setDumpId(runId + "/3/" + (1000 + index))
                 .setRunId(runId)

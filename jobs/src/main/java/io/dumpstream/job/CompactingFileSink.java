@@ -73,9 +73,37 @@ public final class CompactingFileSink<IN> implements Sink<IN>, SupportsWriterSta
         this.uid = uid;
     }
 
-    /** A bucket writer like the one {@code FileSink} builds for itself, for the compactor and the serializer. */
+    /**
+     * The compactor's bucket writer: it opens the compacted file and recovers the parts to merge. Its
+     * bulk writer writes nothing: Flink opens a compacting file of a bulk format as an in-progress part
+     * through the format's factory, so with the table's factory our part writer would put its magic and
+     * an empty footer after the merged file the compactor streams in (readers then saw a file of 0 rows).
+     */
     BucketWriter<IN, String> bucketWriter() throws IOException {
-        return new BulkBucketWriter<>(recoverableWriter(), writerFactory);
+        return new BulkBucketWriter<>(recoverableWriter(), new Passthrough<>());
+    }
+
+    /** A bulk writer that leaves the stream to whoever writes it (the compactor). */
+    static final class Passthrough<IN> implements BulkWriter.Factory<IN> {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public BulkWriter<IN> create(org.apache.flink.core.fs.FSDataOutputStream out) {
+            return new BulkWriter<>() {
+                @Override
+                public void addElement(IN element) {
+                    throw new UnsupportedOperationException("a compacted file is written by the compactor only");
+                }
+
+                @Override
+                public void flush() {
+                }
+
+                @Override
+                public void finish() {
+                }
+            };
+        }
     }
 
     private RecoverableWriter recoverableWriter() throws IOException {

@@ -49,4 +49,11 @@ final class Tables {
                 + (where == null ? "" : " WHERE " + where);
         return ((Number) DuckDb.query(sql).get(0).get("n")).longValue();
     }
+
+    /** Distinct values of a column over the Parquet files directly in one partition directory. */
+    static long distinctIn(Path partition, String column) throws Exception {
+        String sql = "SELECT count(DISTINCT " + column + ") AS n FROM read_parquet("
+                + DuckDb.glob(partition, "*.parquet") + ", hive_partitioning=false)";
+        return ((Number) DuckDb.query(sql).get(0).get("n")).longValue();
+    }
 }
