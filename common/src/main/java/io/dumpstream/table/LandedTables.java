@@ -18,7 +18,7 @@ import java.util.stream.Stream;
 
 /**
  * What has landed under an output root, read back from the committed Parquet files (visible
- * {@code part-*.parquet} files only: in-progress and pending files are hidden, so this is what a
+ * {@code *.parquet} files only, parts and merged parts: in-progress and pending files are hidden, so this is what a
  * query engine sees). Row counts come from the file footers; only the small dumps and rejects
  * tables are read row by row.
  */
@@ -38,7 +38,9 @@ public final class LandedTables {
         try (Stream<Path> s = Files.walk(dir)) {
             return s.filter(p -> {
                 String n = p.getFileName().toString();
-                return n.startsWith("part") && n.endsWith(".parquet") && Files.isRegularFile(p);
+                // parts and merged parts (compacted-part-*); hidden ones (.part-*: in progress, or waiting
+                // for their merge) and _-prefixed ones are not the table's
+                return n.endsWith(".parquet") && !n.startsWith(".") && !n.startsWith("_") && Files.isRegularFile(p);
             }).sorted().toList();
         }
     }

@@ -320,7 +320,7 @@ class IngestThroughputBenchmark {
         }
     }
 
-    private static IngestConfig config(LocalKafka kafka, String topic, Path dir, Duration interval) {
+    static IngestConfig config(LocalKafka kafka, String topic, Path dir, Duration interval) {
         IngestConfig c = new IngestConfig();
         c.bootstrap = kafka.bootstrapServers();
         c.topic = topic;
@@ -332,6 +332,7 @@ class IngestThroughputBenchmark {
         c.resume = false;
         c.sinkBufferBytes = Long.getLong("bench.sinkBufferBytes", c.sinkBufferBytes);
         c.zstdLevel = Integer.getInteger("bench.zstdLevel", c.zstdLevel);
+        c.compactCheckpoints = Integer.getInteger("bench.compactCheckpoints", c.compactCheckpoints);
         return c.validate();
     }
 

@@ -50,5 +50,16 @@ class ParquetAppendCompactorTest {
             got.add(((Number) r.get("launch_id")).longValue());
         }
         assertEquals(expected, got);
+
+        // a part waiting for its merge is named like Flink's pending files, ".part-*.parquet": the
+        // readers' globs must not see it beside the merged file
+        java.nio.file.Path partition = temp.resolve("t/run=r/stage=s");
+        Files.createDirectories(partition);
+        Files.copy(merged, partition.resolve("compacted-part-x-0.parquet"));
+        Files.copy(temp.resolve("part-0.parquet"), partition.resolve(".part-y-0.parquet"));
+        assertEquals(expected.size(), ((Number) DuckDb.query("SELECT count(*) AS n FROM read_parquet("
+                + DuckDb.glob(temp, "t/**/*.parquet") + ")").get(0).get("n")).intValue());
+        assertEquals(List.of(partition.resolve("compacted-part-x-0.parquet")),
+                new io.dumpstream.table.LandedTables(temp.resolve("t")).files("run=r"));
     }
 }

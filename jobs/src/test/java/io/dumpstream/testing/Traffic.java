@@ -93,6 +93,10 @@ public final class Traffic {
         }
     }
 
+    public int recordsSent() {
+        return records.size();
+    }
+
     public int dumpsSent() {
         return dumps.size();
     }
