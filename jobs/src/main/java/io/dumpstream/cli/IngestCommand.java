@@ -82,6 +82,11 @@ public final class IngestCommand implements Command {
         String savepoint = job.stop(STOP_TIMEOUT);
         out.println(savepoint == null ? "ingest: cancelled; the retained checkpoints are kept for the next start"
                 : "ingest: stopped with savepoint " + savepoint);
+        if (c.compactCheckpoints > 0) {
+            out.println("ingest: compaction is on: snapshot parts of the last checkpoints wait hidden, their merge"
+                    + " pending in the " + (savepoint == null ? "retained checkpoint" : "savepoint")
+                    + "; the next start from it publishes them");
+        }
         return 0;
     }
 

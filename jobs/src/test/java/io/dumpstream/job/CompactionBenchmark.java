@@ -75,7 +75,7 @@ class CompactionBenchmark {
                     files.forEach(f -> perPartition.merge(f.getParent(), 1, Integer::sum));
                     List<Integer> counts = new ArrayList<>(perPartition.values());
                     counts.sort(null);
-                    String glob = DuckDb.glob(dir.resolve("out"), "snapshots/**/*.parquet");
+                    String glob = DuckDb.glob(dir.resolve("out"), "snapshots/**/[!.]*.parquet");
                     List<Double> scans = new ArrayList<>();
                     Map<String, Object> result = null;
                     for (int i = 0; i < 5; i++) {

@@ -36,7 +36,7 @@ final class Tables {
         if (!Files.isDirectory(root.resolve(table))) {
             return out;
         }
-        for (Map<String, Object> r : DuckDb.query(String.format(sql, DuckDb.glob(root, table + "/**/*.parquet")))) {
+        for (Map<String, Object> r : DuckDb.query(String.format(sql, DuckDb.glob(root, table + "/**/[!.]*.parquet")))) {
             out.add(new TreeMap<>(r).toString());
         }
         out.sort(null);
@@ -44,7 +44,7 @@ final class Tables {
     }
 
     static long count(Path root, String table, String where) throws Exception {
-        String sql = "SELECT count(*) AS n FROM read_parquet(" + DuckDb.glob(root, table + "/**/*.parquet")
+        String sql = "SELECT count(*) AS n FROM read_parquet(" + DuckDb.glob(root, table + "/**/[!.]*.parquet")
                 + ", hive_partitioning=true, hive_types={'run': VARCHAR, 'rank': VARCHAR})"
                 + (where == null ? "" : " WHERE " + where);
         return ((Number) DuckDb.query(sql).get(0).get("n")).longValue();
@@ -53,7 +53,7 @@ final class Tables {
     /** Distinct values of a column over the Parquet files directly in one partition directory. */
     static long distinctIn(Path partition, String column) throws Exception {
         String sql = "SELECT count(DISTINCT " + column + ") AS n FROM read_parquet("
-                + DuckDb.glob(partition, "*.parquet") + ", hive_partitioning=false)";
+                + DuckDb.glob(partition, "[!.]*.parquet") + ", hive_partitioning=false)";
         return ((Number) DuckDb.query(sql).get(0).get("n")).longValue();
     }
 }

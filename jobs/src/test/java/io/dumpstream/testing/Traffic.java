@@ -108,7 +108,7 @@ public final class Traffic {
         }
         try {
             return ((Number) DuckDb.query("SELECT count(*) AS n FROM read_parquet("
-                    + DuckDb.glob(out, "dumps/**/*.parquet") + ")").get(0).get("n")).longValue();
+                    + DuckDb.glob(out, "dumps/**/[!.]*.parquet") + ")").get(0).get("n")).longValue();
         } catch (java.sql.SQLException e) {
             return 0;
         }
@@ -131,7 +131,7 @@ public final class Traffic {
     public static long landedRecords(Path out) {
         try {
             return ((Number) DuckDb.query("SELECT count(*) AS n FROM read_parquet("
-                    + DuckDb.glob(out, "snapshots/**/*.parquet") + ")").get(0).get("n")).longValue();
+                    + DuckDb.glob(out, "snapshots/**/[!.]*.parquet") + ")").get(0).get("n")).longValue();
         } catch (java.sql.SQLException e) {
             return 0;
         }
@@ -142,7 +142,7 @@ public final class Traffic {
         awaitRecords(out, records.size());
         List<String> landed = new ArrayList<>();
         for (Map<String, Object> r : DuckDb.query("SELECT run || '/' || rank || '/' || launch_id || '#' || record_index"
-                + " AS k FROM read_parquet(" + DuckDb.glob(out, "snapshots/**/*.parquet")
+                + " AS k FROM read_parquet(" + DuckDb.glob(out, "snapshots/**/[!.]*.parquet")
                 + ", hive_partitioning=true, hive_types={'run': VARCHAR, 'rank': INTEGER, 'stage': VARCHAR})")) {
             landed.add((String) r.get("k"));
         }
@@ -163,7 +163,7 @@ public final class Traffic {
                     .toList();
             List<String> notComplete = new ArrayList<>();
             for (Map<String, Object> r : DuckDb.query("SELECT dump_id || ' ' || outcome AS d FROM read_parquet("
-                    + DuckDb.glob(out, "dumps/**/*.parquet") + ") WHERE outcome <> 'COMPLETE'")) {
+                    + DuckDb.glob(out, "dumps/**/[!.]*.parquet") + ") WHERE outcome <> 'COMPLETE'")) {
                 notComplete.add((String) r.get("d"));
             }
             throw new AssertionError(String.format("%s: the exact multiset of (run, rank, launch, record_index):"
@@ -173,7 +173,7 @@ public final class Traffic {
         }
         List<String> landedDumps = new ArrayList<>();
         for (Map<String, Object> r : DuckDb.query("SELECT dump_id || ' ' || outcome AS d FROM read_parquet("
-                + DuckDb.glob(out, "dumps/**/*.parquet") + ")")) {
+                + DuckDb.glob(out, "dumps/**/[!.]*.parquet") + ")")) {
             landedDumps.add((String) r.get("d"));
         }
         landedDumps.sort(null);
