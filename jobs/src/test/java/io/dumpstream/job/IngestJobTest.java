@@ -129,7 +129,13 @@ class IngestJobTest {
                 }
             }
             run.awaitDumps(expected.get("dumps").size(), Duration.ofSeconds(120));
-            Thread.sleep(4000);
+            // each table's last merge publishes on a later checkpoint than its dumps row: wait for every
+            // table to reach its count (a loaded machine delays merges by seconds), then two more
+            // checkpoints for anything that would land beyond it
+            for (String table : List.of("rejects", "snapshots")) {
+                run.awaitRows(table, expected.get(table).size(), Duration.ofSeconds(120));
+            }
+            Thread.sleep(2500);
             assertTables(run.out);
             // every part merged: no visible file is an uncompacted part, and a partition holds at most one
             // file per compaction round that saw it (a dump reaching it in a later round adds one)

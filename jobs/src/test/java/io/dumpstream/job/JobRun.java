@@ -81,7 +81,15 @@ final class JobRun implements AutoCloseable {
 
     /** Waits until the dumps table has {@code n} rows. */
     void awaitDumps(long n, Duration timeout) throws Exception {
-        await(() -> "SELECT count(*) AS n FROM read_parquet(" + DuckDb.glob(out, "dumps/**/*.parquet") + ")",
+        awaitRows("dumps", n, timeout);
+    }
+
+    /**
+     * Waits until {@code table} has at least {@code n} visible rows (with compaction, rows become visible
+     * only when the merge of their checkpoint publishes, later than the dumps row of the same dump).
+     */
+    void awaitRows(String table, long n, Duration timeout) throws Exception {
+        await(() -> "SELECT count(*) AS n FROM read_parquet(" + DuckDb.glob(out, table + "/**/[!.]*.parquet") + ")",
                 rows -> ((Number) rows.get(0).get("n")).longValue() >= n, timeout);
     }
 
