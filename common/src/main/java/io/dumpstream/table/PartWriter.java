@@ -240,7 +240,7 @@ public final class PartWriter<T extends IndexedRecord> implements Closeable {
     }
 
     private void startRowGroup() {
-        pages = new ColumnChunkPageWriteStore(factory.compressor, factory.parquetSchema, factory.props.getAllocator(),
+        pages = new ColumnChunkPageWriteStore(factory.compressor, factory.parquetSchema, OffHeapPages.INSTANCE,
                 factory.props.getColumnIndexTruncateLength(), factory.props.getPageWriteChecksumEnabled(), null,
                 rowGroupOrdinal);
         store = factory.props.newColumnWriteStore(factory.parquetSchema, pages, pages);
@@ -335,6 +335,7 @@ public final class PartWriter<T extends IndexedRecord> implements Closeable {
             rowGroupOrdinal++;
         }
         store.close();
+        pages.close(); // frees the row group's off-heap pages now
         rowsInGroup = 0;
     }
 
