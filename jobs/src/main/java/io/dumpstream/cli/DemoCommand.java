@@ -208,10 +208,13 @@ public final class DemoCommand implements Command {
                 + "/rejects/**/*.parquet', hive_partitioning = true)\"");
         out.println("  Spark:   spark.read.parquet(\"file://" + root + "/snapshots\").groupBy(\"run\", \"rank\", \"stage\")"
                 + ".count().show()");
-        out.println("  Trino:   CREATE TABLE hive.default.l1_snapshots (tensor_name varchar, dtype varchar, mean double,"
-                + " run varchar, rank integer, stage varchar) WITH (format = 'PARQUET', external_location = 'file://"
-                + root + "/snapshots', partitioned_by = ARRAY['run', 'rank', 'stage']);");
-        out.println("           CALL hive.system.sync_partition_metadata('default', 'l1_snapshots', 'FULL');");
+        // the README's statements (TrinoReadsTablesIT runs those), ROOT filled in
+        out.println("  Trino:   CREATE TABLE hive.default.snapshots (run_id varchar, stage_name varchar, tensor_name varchar,"
+                + " dtype varchar, numel bigint, nan_count bigint, mean double, l2_norm double, run varchar, rank integer,"
+                + " stage varchar) WITH (format = 'PARQUET', external_location = 'file://" + root + "/snapshots',"
+                + " partitioned_by = ARRAY['run', 'rank', 'stage']);");
+        out.println("           CALL hive.system.sync_partition_metadata('default', 'snapshots', 'FULL');");
+        out.println("           (dumps and rejects: README.md, \"Decode a dump from files\", the Trino block)");
     }
 
     private static Map<String, Long> byPrefix(Map<String, Long> perPartition, int parts) {
