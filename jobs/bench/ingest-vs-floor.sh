@@ -7,5 +7,5 @@ cd "$(dirname "$0")/../.."
 log=$(mktemp -t ingest-vs-floor.XXXXXX.log)
 mvn -B -q -o -pl jobs -am verify -Dtest=IngestVsFloorBenchmark -Dsurefire.failIfNoSpecifiedTests=false \
     -DexcludedTags=none -DskipITs "-Dtest.jvmArgs=-XX:+UseParallelGC" "$@" >"$log" 2>&1 || { tail -50 "$log"; exit 1; }
-grep -E '^(ingest-vs-floor|  shape=|  garbage collector| *(1MiB|64MiB) round)' "$log" || { tail -50 "$log"; exit 1; }
+grep -E '^(ingest-vs-floor|  shape=|  garbage collector| *(1MiB|64MiB) (round|warm-up))' "$log" || { tail -50 "$log"; exit 1; }
 echo "(full log: $log)"

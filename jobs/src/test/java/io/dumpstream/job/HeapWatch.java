@@ -28,6 +28,7 @@ final class HeapWatch implements AutoCloseable {
     private final List<String> heapPools = new ArrayList<>();
 
     private final AtomicLong peakLive = new AtomicLong();
+    private final AtomicLong peakDirect = new AtomicLong();
     private final Thread probe;
 
     /**
@@ -44,6 +45,7 @@ final class HeapWatch implements AutoCloseable {
                     while (!Thread.currentThread().isInterrupted()) {
                         Thread.sleep(probeMillis);
                         peakLive.accumulateAndGet(liveNow(), Math::max);
+                        peakDirect.accumulateAndGet(directNow(), Math::max);
                     }
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
@@ -88,6 +90,21 @@ final class HeapWatch implements AutoCloseable {
     /** Largest heap in use right after a probe's full collection (0 without a probe). */
     long peakLiveBytes() {
         return peakLive.get();
+    }
+
+    /**
+     * Largest direct (off-heap) memory in use at a probe (0 without a probe): the part writers' pages
+     * ({@code OffHeapPages}), Flink's network buffers, the Kafka clients' and ZSTD's buffers.
+     */
+    long peakDirectBytes() {
+        return peakDirect.get();
+    }
+
+    /** Direct buffer memory in use now (the JDK's "direct" buffer pool). */
+    static long directNow() {
+        return ManagementFactory.getPlatformMXBeans(java.lang.management.BufferPoolMXBean.class).stream()
+                .filter(b -> b.getName().equals("direct")).mapToLong(java.lang.management.BufferPoolMXBean::getMemoryUsed)
+                .sum();
     }
 
     long collections() {

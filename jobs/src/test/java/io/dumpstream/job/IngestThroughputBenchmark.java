@@ -147,11 +147,13 @@ class IngestThroughputBenchmark {
         try {
             Backlog b = publish(kafka, topic, shape, 7, TOTAL_BYTES, 0);
             long baseline = HeapWatch.liveNow();
+            long baselineDirect = HeapWatch.directNow();
             double[] job = drain(kafka, topic, dir, b, interval, HEAP_PROBE_MILLIS);
             System.out.printf(Locale.ROOT, "%s dumps, checkpoint %ds, memory round: peak live heap %.0f MiB (baseline %.0f MiB),"
-                    + " job %.1f MiB/s with the probe's pauses%n", shape.name, interval.toSeconds(), job[5] / MIB,
-                    baseline / MIB, job[0]);
-            return new double[] {job[5], baseline};
+                    + " peak direct memory %.0f MiB (baseline %.0f MiB), job %.1f MiB/s with the probe's pauses%n",
+                    shape.name, interval.toSeconds(), job[5] / MIB, baseline / MIB, job[6] / MIB, baselineDirect / MIB,
+                    job[0]);
+            return new double[] {job[5], baseline, job[6], baselineDirect};
         } finally {
             delete(dir);
             try (var admin = kafka.admin()) {
@@ -278,7 +280,7 @@ class IngestThroughputBenchmark {
                 if (processed != 0 && tables.rowCount(HivePartition.DUMPS) >= b.dumps) {
                     return new double[] {b.bytes / MIB / ((processed - start) / 1e9), b.bytes / MIB / ((now - start) / 1e9),
                         (cpuProcessed - cpuStart) / 1e6 / (b.bytes / MIB), heap.peakAfterGcBytes(), heap.collections(),
-                        heap.peakLiveBytes()};
+                        heap.peakLiveBytes(), heap.peakDirectBytes()};
                 }
                 if (job.ended()) {
                     throw new AssertionError("job ended early");

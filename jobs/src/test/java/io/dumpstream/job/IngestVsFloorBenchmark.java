@@ -35,6 +35,14 @@ import java.util.Locale;
 @Tag("benchmark")
 class IngestVsFloorBenchmark {
     private static final int ROUNDS = Integer.getInteger("bench.rounds", 3);
+    /**
+     * Untimed rounds (floor and job) before the timed ones. A round is a new short job over a few
+     * seconds of backlog, and the per-record code (called some 4,000 times a round for 1 MiB dumps)
+     * reaches the JIT's last tier only in the second or third round: without warm-up the JIT's
+     * compile threads were 1.7-6.8 ms/MiB of the job's figure, a start-up cost a long-running job
+     * pays once (JMH's warm-up iterations, for the same reason).
+     */
+    private static final int WARMUPS = Integer.getInteger("bench.warmups", 2);
     private static final long TOTAL_BYTES = Long.getLong("bench.bytes", 256L << 20);
     private static final Duration INTERVAL = Duration.ofSeconds(Long.getLong("bench.interval", 10));
     private static final long LATENCY_SECONDS = Long.getLong("bench.latencySeconds", 30);
@@ -53,27 +61,30 @@ class IngestVsFloorBenchmark {
                 List<Double> job = new ArrayList<>();
                 List<Double> floor = new ArrayList<>();
                 List<Double> filesPerCheckpoint = new ArrayList<>();
-                for (int round = 0; round < ROUNDS; round++) {
+                for (int round = -WARMUPS; round < ROUNDS; round++) {
                     Path dir = Files.createTempDirectory("ingest-vs-floor-");
                     Path out = Files.createTempFile("ingest-vs-floor-", ".zst");
-                    String topic = "vs-floor-" + shape.payloadBytes() + "-" + round;
+                    String topic = "vs-floor-" + shape.payloadBytes() + "-" + (round < 0 ? "w" + -round : round);
                     kafka.createTopic(topic, 2);
                     kafka.createTopic(topic + ".dlq", 1);
                     try {
-                        IngestThroughputBenchmark.Backlog b = IngestThroughputBenchmark.publish(kafka, topic, shape, round,
-                                TOTAL_BYTES, 0);
+                        IngestThroughputBenchmark.Backlog b = IngestThroughputBenchmark.publish(kafka, topic, shape,
+                                round < 0 ? 100 - round : round, TOTAL_BYTES, 0);
                         double[] f = IngestFloorBenchmark.consume(kafka, topic, b.messages(),
                                 IngestFloorBenchmark.Mode.STATS_ZSTD1, out);
                         double[] j = IngestThroughputBenchmark.drain(kafka, topic, dir, b, INTERVAL, 0);
                         long files = new LandedTables(dir.resolve("out")).files(HivePartition.SNAPSHOTS).size();
                         double committedSeconds = b.bytes() / MIB / j[1];
                         double checkpoints = Math.max(1, Math.ceil(committedSeconds / INTERVAL.toSeconds()));
-                        floor.add(f[1]);
-                        job.add(j[2]);
-                        filesPerCheckpoint.add(files / checkpoints);
-                        System.out.printf(Locale.ROOT, "%s round %d: %d dumps %.0f MiB; floor %.2f ms/MiB (%.1f MiB/s);"
+                        if (round >= 0) {
+                            floor.add(f[1]);
+                            job.add(j[2]);
+                            filesPerCheckpoint.add(files / checkpoints);
+                        }
+                        System.out.printf(Locale.ROOT, "%s %s %d: %d dumps %.0f MiB; floor %.2f ms/MiB (%.1f MiB/s);"
                                         + " job %.2f ms/MiB (%.1f MiB/s processing, %.1f MiB/s committed); ratio %.2f;"
-                                        + " %d snapshot files over %.0f checkpoints%n", name, round, b.dumps(),
+                                        + " %d snapshot files over %.0f checkpoints%n", name,
+                                round < 0 ? "warm-up (untimed)" : "round", round < 0 ? -round : round, b.dumps(),
                                 b.bytes() / MIB, f[1], f[0], j[2], j[0], j[1], j[2] / f[1], files, checkpoints);
                     } finally {
                         IngestThroughputBenchmark.delete(dir);
@@ -89,10 +100,13 @@ class IngestVsFloorBenchmark {
                 report.add(String.format(Locale.ROOT, "ingest-vs-floor shape=%s job_ms_per_mib=%.2f floor_ms_per_mib=%.2f"
                                 + " ratio=%.2f files_per_checkpoint=%.0f", name.trim(), median(job), median(floor),
                         median(job) / median(floor), median(filesPerCheckpoint)));
-                report.add(String.format(Locale.ROOT, "  shape=%s peak_live_heap_mib=%.0f (job adds %.0f) publish_to_commit_p50_ms=%.0f"
+                report.add(String.format(Locale.ROOT, "  shape=%s peak_live_heap_mib=%.0f (job adds %.0f)"
+                                + " peak_direct_mib=%.0f (job adds %.0f) publish_to_commit_p50_ms=%.0f"
                                 + " p95_ms=%.0f over %.0f dumps, checkpoint %ds (goal p50 < %d ms); medians of %d rounds,"
-                                + " %.0f MiB each", name.trim(), live[0] / MIB, (live[0] - live[1]) / MIB, lat[0], lat[1],
-                        lat[2], INTERVAL.toSeconds(), INTERVAL.toMillis() + 2000, ROUNDS, TOTAL_BYTES / MIB));
+                                + " %.0f MiB each", name.trim(), live[0] / MIB, (live[0] - live[1]) / MIB, live[2] / MIB,
+                        (live[2] - live[3]) / MIB, lat[0], lat[1],
+                        lat[2], INTERVAL.toSeconds(), INTERVAL.toMillis() + 2000, ROUNDS, TOTAL_BYTES / MIB)
+                        + (WARMUPS > 0 ? " after " + WARMUPS + " untimed" : ""));
             }
         }
         report.add("  garbage collector: " + java.lang.management.ManagementFactory.getGarbageCollectorMXBeans().stream()
