@@ -141,18 +141,26 @@ public final class ParquetBulkWriterFactory<T extends SpecificRecord> implements
      * headers, column indexes and the footer through Thrift a few bytes at a time, so unbuffered
      * every one of those was a {@code write(2)} (a quarter of the writer thread's time in the
      * 1 MiB-dump benchmark, where files are small and their metadata is a large share of the bytes).
-     * Payload pages larger than the buffer go straight through. The buffer is flushed before the
+     * Page bytes (writes of the buffer's size and more) are gathered into the thread's burst buffer
+     * instead ({@link #write(byte[], int, int)}). Both are flushed before the
      * sink closes the part for commit ({@code finish} closes the Parquet writer, which flushes).
      */
     static final class SinkStream extends PositionOutputStream {
         // small: every open part (hundreds per subtask) holds one; metadata writes are tens of bytes each
         static final int BUFFER_BYTES = 8 << 10;
+        /** The burst buffer of a thread: page bytes are gathered into writes of up to this size. */
+        static final int BURST_BYTES = 1 << 20;
+        private static final ThreadLocal<Burst> BURSTS = ThreadLocal.withInitial(Burst::new);
         private final FSDataOutputStream out;
         private final byte[] buf = new byte[BUFFER_BYTES];
         private int count;
         /** The part file's position when this stream took it, and the bytes passed on since. */
         private final long start;
         private long passed;
+        /** The burst buffer while it holds bytes of this stream (they come before {@code buf}'s), else null. */
+        private Burst burst;
+        /** A failed write of this stream's burst bytes, made when another stream took the buffer. */
+        private IOException failed;
 
         SinkStream(FSDataOutputStream out) throws IOException {
             this.out = out;
@@ -166,7 +174,7 @@ public final class ParquetBulkWriterFactory<T extends SpecificRecord> implements
          */
         @Override
         public long getPos() {
-            return start + passed + count;
+            return start + passed + (burst == null ? 0 : burst.count) + count;
         }
 
         @Override
@@ -177,22 +185,94 @@ public final class ParquetBulkWriterFactory<T extends SpecificRecord> implements
             buf[count++] = (byte) b;
         }
 
+        /**
+         * Small writes go to this stream's buffer. Large ones (parquet-java hands a column chunk's
+         * pages over in 8 KiB pieces, {@code Channels.newChannel}'s transfer size, and each piece was
+         * one {@code write(2)}: half a millisecond of CPU per MiB in {@code PartFileCostBench}) go to
+         * the thread's burst buffer, which one stream holds at a time: a stream that takes it first
+         * writes the holder's bytes to the holder's file. A sink subtask writes its parts from one
+         * thread, so a thread's parts share one buffer.
+         */
         @Override
         public void write(byte[] b, int off, int len) throws IOException {
-            if (len >= buf.length) {
-                drain();
+            if (len < buf.length) {
+                if (len > buf.length - count) {
+                    drain();
+                }
+                System.arraycopy(b, off, buf, count, len);
+                count += len;
+                return;
+            }
+            check();
+            Burst s = burst;
+            if (s == null) {
+                s = BURSTS.get();
+                if (s.holder != null) {
+                    s.holder.giveBack();
+                }
+                s.holder = this;
+                burst = s;
+            }
+            if (count > 0) {
+                gather(s, buf, 0, count);
+                count = 0;
+            }
+            gather(s, b, off, len);
+        }
+
+        private void gather(Burst s, byte[] b, int off, int len) throws IOException {
+            if (len > s.bytes.length - s.count) {
+                writeBurst(s);
+            }
+            if (len >= s.bytes.length) {
                 out.write(b, off, len);
                 passed += len;
                 return;
             }
-            if (len > buf.length - count) {
-                drain();
+            System.arraycopy(b, off, s.bytes, s.count, len);
+            s.count += len;
+        }
+
+        private void writeBurst(Burst s) throws IOException {
+            if (s.count > 0) {
+                int n = s.count;
+                s.count = 0;
+                out.write(s.bytes, 0, n);
+                passed += n;
             }
-            System.arraycopy(b, off, buf, count, len);
-            count += len;
+        }
+
+        /** Another stream takes the burst buffer: this one's bytes in it go to its file first. */
+        private void giveBack() {
+            try {
+                release();
+            } catch (IOException e) {
+                failed = e; // this stream's next write, flush or close reports it
+            }
+        }
+
+        private void release() throws IOException {
+            Burst s = burst;
+            if (s != null) {
+                burst = null;
+                s.holder = null;
+                try {
+                    writeBurst(s);
+                } finally {
+                    s.count = 0;
+                }
+            }
+        }
+
+        private void check() throws IOException {
+            if (failed != null) {
+                throw new IOException("an earlier write to this part file failed", failed);
+            }
         }
 
         private void drain() throws IOException {
+            check();
+            release();
             if (count > 0) {
                 out.write(buf, 0, count);
                 passed += count;
@@ -209,6 +289,13 @@ public final class ParquetBulkWriterFactory<T extends SpecificRecord> implements
         @Override
         public void close() throws IOException {
             flush();
+        }
+
+        /** A thread's burst buffer and the stream whose bytes it holds. */
+        private static final class Burst {
+            final byte[] bytes = new byte[BURST_BYTES];
+            int count;
+            SinkStream holder;
         }
     }
 }
