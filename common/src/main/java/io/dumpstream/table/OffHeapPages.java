@@ -45,9 +45,14 @@ public final class OffHeapPages implements ByteBufferAllocator {
         this.limit = limit;
     }
 
+    /** Direct buffer memory the JVM has in use now (its "direct" buffer pool): pages and everything else. */
+    public static long directBytesInUse() {
+        return DIRECT.getMemoryUsed();
+    }
+
     @Override
     public ByteBuffer allocate(int size) {
-        if (size >= MIN_DIRECT_BYTES && DIRECT.getMemoryUsed() + size <= limit) {
+        if (size >= MIN_DIRECT_BYTES && directBytesInUse() + size <= limit) {
             return ByteBuffer.allocateDirect(size);
         }
         return ByteBuffer.allocate(size);

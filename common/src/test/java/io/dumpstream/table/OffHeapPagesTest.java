@@ -4,27 +4,22 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.lang.management.BufferPoolMXBean;
-import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
 import org.junit.jupiter.api.Test;
 
 class OffHeapPagesTest {
-    private static final BufferPoolMXBean DIRECT = ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class)
-            .stream().filter(b -> b.getName().equals("direct")).findFirst().orElseThrow();
-
     @Test
     void payloadPagesGoOffHeapAndAreFreedOnRelease() {
         OffHeapPages pages = new OffHeapPages(Long.MAX_VALUE);
-        long before = DIRECT.getMemoryUsed();
+        long before = OffHeapPages.directBytesInUse();
         ByteBuffer b = pages.allocate(1 << 20);
         assertTrue(b.isDirect());
         assertEquals(1 << 20, b.capacity());
-        assertEquals(before + (1 << 20), DIRECT.getMemoryUsed());
+        assertEquals(before + (1 << 20), OffHeapPages.directBytesInUse());
         b.put(0, (byte) 7).put((1 << 20) - 1, (byte) 9);
         assertEquals(9, b.get((1 << 20) - 1));
         pages.release(b);
-        assertEquals(before, DIRECT.getMemoryUsed(), "the page's memory is returned at release, not at a collection");
+        assertEquals(before, OffHeapPages.directBytesInUse(), "the page's memory is returned at release, not at a collection");
     }
 
     @Test
@@ -38,7 +33,7 @@ class OffHeapPagesTest {
 
     @Test
     void pagesGoToTheHeapRatherThanPastTheLimit() {
-        long used = DIRECT.getMemoryUsed();
+        long used = OffHeapPages.directBytesInUse();
         OffHeapPages pages = new OffHeapPages(used + (100 << 10));
         ByteBuffer first = pages.allocate(64 << 10);
         assertTrue(first.isDirect(), "64 KiB fits under the limit");

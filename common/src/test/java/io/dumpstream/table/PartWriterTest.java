@@ -157,13 +157,10 @@ class PartWriterTest {
      */
     @Test
     void payloadPagesAreOffHeapUntilTheirRowGroupIsWritten() throws Exception {
-        java.lang.management.BufferPoolMXBean direct = java.lang.management.ManagementFactory
-                .getPlatformMXBeans(java.lang.management.BufferPoolMXBean.class).stream()
-                .filter(b -> b.getName().equals("direct")).findFirst().orElseThrow();
         PartWriter.Factory factory = new PartWriter.Factory(TensorSnapshot.getClassSchema(), SETTINGS.get(0));
         Path file = temp.resolve("offheap.parquet");
         List<TensorSnapshot> written = new ArrayList<>();
-        long before = direct.getMemoryUsed();
+        long before = OffHeapPages.directBytesInUse();
         long held;
         try (PartWriter<TensorSnapshot> w = factory.open(new ChannelOutputFile(file))) {
             for (int i = 0; i < 4; i++) {
@@ -171,12 +168,12 @@ class PartWriterTest {
                 w.write(row);
                 written.add(row);
             }
-            held = direct.getMemoryUsed() - before;
+            held = OffHeapPages.directBytesInUse() - before;
         }
         // 4 MiB of payload, little of it compressible: the pages written so far are off the heap
         assertTrue(held >= 2L << 20, "off-heap page bytes while the row group is open: " + held);
-        assertTrue(direct.getMemoryUsed() - before < 64 << 10,
-                "freed once written: " + (direct.getMemoryUsed() - before) + " bytes still held");
+        long still = OffHeapPages.directBytesInUse() - before;
+        assertTrue(still < 64 << 10, "freed once written: " + still + " bytes still held");
         assertEquals(written, readAvro(file, TensorSnapshot.class));
     }
 

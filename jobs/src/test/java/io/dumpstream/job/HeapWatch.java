@@ -1,6 +1,7 @@
 package io.dumpstream.job;
 
 import com.sun.management.GarbageCollectionNotificationInfo;
+import io.dumpstream.table.OffHeapPages;
 
 import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
@@ -45,7 +46,7 @@ final class HeapWatch implements AutoCloseable {
                     while (!Thread.currentThread().isInterrupted()) {
                         Thread.sleep(probeMillis);
                         peakLive.accumulateAndGet(liveNow(), Math::max);
-                        peakDirect.accumulateAndGet(directNow(), Math::max);
+                        peakDirect.accumulateAndGet(OffHeapPages.directBytesInUse(), Math::max);
                     }
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
@@ -98,13 +99,6 @@ final class HeapWatch implements AutoCloseable {
      */
     long peakDirectBytes() {
         return peakDirect.get();
-    }
-
-    /** Direct buffer memory in use now (the JDK's "direct" buffer pool). */
-    static long directNow() {
-        return ManagementFactory.getPlatformMXBeans(java.lang.management.BufferPoolMXBean.class).stream()
-                .filter(b -> b.getName().equals("direct")).mapToLong(java.lang.management.BufferPoolMXBean::getMemoryUsed)
-                .sum();
     }
 
     long collections() {

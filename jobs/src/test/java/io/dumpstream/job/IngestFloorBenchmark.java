@@ -96,9 +96,10 @@ class IngestFloorBenchmark {
         }
     }
 
-    private static double[] medians(List<double[]> xs) {
-        double[] m = new double[2];
-        for (int i = 0; i < 2; i++) {
+    /** Column by column, the median of rows of equal length. */
+    static double[] medians(List<double[]> xs) {
+        double[] m = new double[xs.get(0).length];
+        for (int i = 0; i < m.length; i++) {
             final int k = i;
             double[] v = xs.stream().mapToDouble(x -> x[k]).sorted().toArray();
             m[i] = v[v.length / 2];

@@ -147,7 +147,7 @@ class IngestThroughputBenchmark {
         try {
             Backlog b = publish(kafka, topic, shape, 7, TOTAL_BYTES, 0);
             long baseline = HeapWatch.liveNow();
-            long baselineDirect = HeapWatch.directNow();
+            long baselineDirect = io.dumpstream.table.OffHeapPages.directBytesInUse();
             double[] job = drain(kafka, topic, dir, b, interval, HEAP_PROBE_MILLIS);
             System.out.printf(Locale.ROOT, "%s dumps, checkpoint %ds, memory round: peak live heap %.0f MiB (baseline %.0f MiB),"
                     + " peak direct memory %.0f MiB (baseline %.0f MiB), job %.1f MiB/s with the probe's pauses%n",

@@ -78,12 +78,7 @@ public final class PartFileCostBench {
                 timed.add(cpu);
             }
         }
-        double[] med = new double[MODES.length];
-        for (int m = 0; m < MODES.length; m++) {
-            final int k = m;
-            double[] v = timed.stream().mapToDouble(x -> x[k]).sorted().toArray();
-            med[m] = v[v.length / 2];
-        }
+        double[] med = IngestFloorBenchmark.medians(timed);
         System.out.printf(Locale.ROOT, "part-file-cost part_bytes=%d one_file_ms_per_mib=%.2f parts_ms_per_mib=%.2f"
                 + " parts_fsync_ms_per_mib=%.2f ratio_parts=%.2f ratio_parts_fsync=%.2f (medians of %d rounds)%n",
                 partBytes, med[0], med[1], med[2], med[1] / med[0], med[2] / med[0], rounds);
