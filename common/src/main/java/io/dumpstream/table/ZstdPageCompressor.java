@@ -3,8 +3,9 @@ package io.dumpstream.table;
 import com.github.luben.zstd.Zstd;
 import com.github.luben.zstd.ZstdCompressCtx;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.lang.ref.Cleaner;
+import java.nio.ByteBuffer;
+import org.apache.parquet.bytes.ByteBufferAllocator;
 import org.apache.parquet.bytes.BytesInput;
 import org.apache.parquet.compression.CompressionCodecFactory.BytesInputCompressor;
 import org.apache.parquet.hadoop.metadata.CompressionCodecName;
@@ -18,6 +19,13 @@ import org.apache.parquet.hadoop.metadata.CompressionCodecName;
  * standard ZSTD frame of the whole page (what the stream writes too), at the settings' level, so
  * every Parquet reader decodes it as before.
  *
+ * <p>Pages are gathered into and compressed from one reused direct buffer into another (two per
+ * compressor, each as large as the largest page so far): parquet-java checksums the compressed page
+ * through its allocator, which for a direct allocator ({@link OffHeapPages}) copied every heap
+ * result into a new direct buffer first, and it hands a page's pieces to a stream through
+ * {@code Channels.newChannel}, 8 KiB at a time; a direct result is checksummed where it lies and
+ * the pieces are put into the input buffer whole.
+ *
  * <p>Not thread-safe: the input and output buffers are reused and the returned bytes are valid
  * until the next call (parquet-java's page writer copies them before compressing the next page,
  * as with its own heap compressor).
@@ -26,15 +34,36 @@ final class ZstdPageCompressor implements BytesInputCompressor {
     private static final Cleaner CLEANER = Cleaner.create();
 
     private final ZstdCompressCtx ctx;
-    private final Filling in = new Filling();
-    private byte[] out = new byte[0];
+    private final Buffers buffers = new Buffers();
+    /** Hands out the reused input buffer, grown as needed; parquet-java fills it with the page's pieces. */
+    private final ByteBufferAllocator input = new ByteBufferAllocator() {
+        @Override
+        public ByteBuffer allocate(int size) {
+            buffers.in = grown(buffers.in, size);
+            return buffers.in.clear();
+        }
+
+        @Override
+        public void release(ByteBuffer b) {
+            // reused for the next page
+        }
+
+        @Override
+        public boolean isDirect() {
+            return true;
+        }
+    };
 
     ZstdPageCompressor(int level) {
         ZstdCompressCtx c = new ZstdCompressCtx();
         c.setLevel(level);
         ctx = c;
-        // the native context goes with this compressor (a sink's writer factory has no close)
-        CLEANER.register(this, c::close);
+        // the native context and the buffers go with this compressor (a sink's writer factory has no close)
+        Buffers b = buffers;
+        CLEANER.register(this, () -> {
+            c.close();
+            b.free();
+        });
     }
 
     @Override
@@ -43,17 +72,29 @@ final class ZstdPageCompressor implements BytesInputCompressor {
         if (size > Integer.MAX_VALUE - 1024) {
             throw new IOException("page of " + size + " bytes is too large to compress");
         }
-        in.reset((int) size);
-        bytes.writeAllTo(in);
-        if (in.count != size) {
-            throw new IOException("page said " + size + " bytes but gave " + in.count);
+        // the page itself when it is one direct buffer, else its pieces put into the input buffer
+        ByteBuffer src = bytes.toByteBuffer(input, b -> { });
+        if (src.remaining() != size) {
+            throw new IOException("page said " + size + " bytes but gave " + src.remaining());
         }
         int bound = (int) Math.min(Integer.MAX_VALUE, Zstd.compressBound(size));
-        if (out.length < bound) {
-            out = new byte[bound];
-        }
-        int n = ctx.compressByteArray(out, 0, out.length, in.buf, 0, in.count);
+        buffers.out = grown(buffers.out, bound);
+        ByteBuffer out = buffers.out;
+        int n = ctx.compressDirectByteBuffer(out, 0, out.capacity(), src, src.position(), src.remaining());
         return BytesInput.from(out, 0, n);
+    }
+
+    /** {@code b}, or a direct buffer of at least {@code size} bytes in its place (the old one freed). */
+    private static ByteBuffer grown(ByteBuffer b, int size) {
+        if (b != null && b.capacity() >= size) {
+            return b;
+        }
+        if (b != null) {
+            OffHeapPages.INSTANCE.release(b);
+        }
+        // whole 64 KiB units: pages of about one size reuse one buffer
+        long capacity = ((long) size + (64 << 10) - 1) & -(64L << 10);
+        return ByteBuffer.allocateDirect((int) Math.min(Integer.MAX_VALUE - 8, Math.max(64 << 10, capacity)));
     }
 
     @Override
@@ -66,34 +107,17 @@ final class ZstdPageCompressor implements BytesInputCompressor {
         // shared by every part of the factory
     }
 
-    /** A reused, growing byte buffer to gather a page's pieces into one array. */
-    private static final class Filling extends OutputStream {
-        byte[] buf = new byte[0];
-        int count;
+    /** The reused direct buffers, freed with the compressor. */
+    private static final class Buffers {
+        ByteBuffer in;
+        ByteBuffer out;
 
-        void reset(int capacity) {
-            if (buf.length < capacity) {
-                buf = new byte[capacity];
+        void free() {
+            if (in != null) {
+                OffHeapPages.INSTANCE.release(in);
             }
-            count = 0;
-        }
-
-        @Override
-        public void write(int b) {
-            ensure(1);
-            buf[count++] = (byte) b;
-        }
-
-        @Override
-        public void write(byte[] b, int off, int len) {
-            ensure(len);
-            System.arraycopy(b, off, buf, count, len);
-            count += len;
-        }
-
-        private void ensure(int more) {
-            if (buf.length - count < more) {
-                buf = java.util.Arrays.copyOf(buf, Math.max(buf.length * 2, count + more));
+            if (out != null) {
+                OffHeapPages.INSTANCE.release(out);
             }
         }
     }

@@ -160,7 +160,11 @@ class PartWriterTest {
         PartWriter.Factory factory = new PartWriter.Factory(TensorSnapshot.getClassSchema(), SETTINGS.get(0));
         Path file = temp.resolve("offheap.parquet");
         List<TensorSnapshot> written = new ArrayList<>();
-        long before = OffHeapPages.directBytesInUse();
+        // a first part grows the compressor's two reused page buffers, which stay with the factory
+        try (PartWriter<TensorSnapshot> w = factory.open(new ChannelOutputFile(temp.resolve("first.parquet")))) {
+            w.write(TableRows.snapshot(0, "r", "s", TableRows.bytes(1 << 20, 0), false));
+        }
+        long before = settledDirectBytes();
         long held;
         try (PartWriter<TensorSnapshot> w = factory.open(new ChannelOutputFile(file))) {
             for (int i = 0; i < 4; i++) {
@@ -175,6 +179,109 @@ class PartWriterTest {
         long still = OffHeapPages.directBytesInUse() - before;
         assertTrue(still < 64 << 10, "freed once written: " + still + " bytes still held");
         assertEquals(written, readAvro(file, TensorSnapshot.class));
+    }
+
+    /**
+     * A small part writes nothing and builds no column writers until it closes: its rows are held
+     * with their payloads copied off the heap (the row's own array may be dropped), and closing
+     * writes them as one file that reads back the same; the copies are freed.
+     */
+    @Test
+    void aSmallPartDefersItsRowsWithPayloadsOffTheHeap() throws Exception {
+        PartWriter.Factory factory = new PartWriter.Factory(TensorSnapshot.getClassSchema(), SETTINGS.get(0));
+        try (PartWriter<TensorSnapshot> w = factory.open(new ChannelOutputFile(temp.resolve("warm.parquet")))) {
+            for (int i = 0; i < 4; i++) { // the same pages: the compressor's reused buffers grow here
+                w.write(TableRows.snapshot(i, "r", "s", TableRows.bytes(48 << 10, i), false));
+            }
+        }
+        Path file = temp.resolve("deferred.parquet");
+        List<TensorSnapshot> written = new ArrayList<>();
+        long before = settledDirectBytes();
+        try (OutputStream os = Files.newOutputStream(file)) {
+            ParquetWritersTest.CountingStream stream = new ParquetWritersTest.CountingStream(os);
+            PartWriter<TensorSnapshot> w = factory.open(stream);
+            for (int i = 0; i < 4; i++) {
+                TensorSnapshot row = TableRows.snapshot(i, "r", "s", TableRows.bytes(48 << 10, i), false);
+                w.write(row);
+                written.add(row);
+            }
+            assertEquals(0, stream.getPos(), "bytes written before the part closes");
+            assertEquals(4, w.rows());
+            long offHeap = OffHeapPages.directBytesInUse() - before;
+            assertTrue(offHeap >= 4L * (48 << 10), "payload bytes held off the heap: " + offHeap);
+            assertTrue(w.memoryBytes() >= offHeap && w.memoryBytes() < PartWriter.WRITER_BYTES + offHeap,
+                    "memory " + w.memoryBytes() + " for " + offHeap + " off-heap bytes");
+            w.close();
+            assertTrue(stream.getPos() > 4L * (48 << 10), "file bytes " + stream.getPos());
+        }
+        long still = OffHeapPages.directBytesInUse() - before;
+        assertTrue(still <= 0, "payload copies freed at close: " + still + " bytes still held");
+        assertEquals(written, readAvro(file, TensorSnapshot.class));
+        assertEquals(1, footer(file).getBlocks().size());
+    }
+
+    /**
+     * Past {@link PartWriter#DEFER_BYTES} a part builds its writer, writes the held rows first and
+     * goes on writing rows as they come: one file with every row in order, also when the held rows
+     * alone fill row groups.
+     */
+    @Test
+    void aPartPastTheDeferLimitWritesTheHeldRowsFirst() throws Exception {
+        long rowGroup = 256 << 10;
+        for (long groupBytes : new long[] {ParquetWriters.DEFAULT_ROW_GROUP_BYTES, rowGroup}) {
+            PartWriter.Factory factory = new PartWriter.Factory(TensorSnapshot.getClassSchema(),
+                    SETTINGS.get(0).withRowGroupBytes(groupBytes));
+            Path file = temp.resolve("past-" + groupBytes + ".parquet");
+            List<TensorSnapshot> written = new ArrayList<>();
+            try (OutputStream os = Files.newOutputStream(file)) {
+                ParquetWritersTest.CountingStream stream = new ParquetWritersTest.CountingStream(os);
+                PartWriter<TensorSnapshot> w = factory.open(stream);
+                int deferred = (int) (PartWriter.DEFER_BYTES / ((100 << 10) + PartWriter.DEFERRED_ROW_BYTES));
+                for (int i = 0; i < deferred + 5; i++) {
+                    TensorSnapshot row = TableRows.snapshot(i, "r", "s", TableRows.bytes(100 << 10, i), false);
+                    w.write(row);
+                    written.add(row);
+                    if (i < deferred) {
+                        assertEquals(0, stream.getPos(), "row " + i + " is held");
+                    } else {
+                        assertTrue(stream.getPos() >= 4, "row " + i + ": the file has started");
+                    }
+                }
+                w.close();
+            }
+            assertEquals(written, readAvro(file, TensorSnapshot.class));
+            int groups = footer(file).getBlocks().size();
+            assertTrue(groupBytes == rowGroup ? groups >= 4 : groups == 1, groups + " row groups of " + groupBytes);
+        }
+    }
+
+    /**
+     * The JVM's direct memory in use once buffers other tests dropped are freed (their cleaners run
+     * after a collection, on their own thread).
+     */
+    private static long settledDirectBytes() throws InterruptedException {
+        long last = -1;
+        for (int i = 0; i < 50; i++) {
+            System.gc();
+            Thread.sleep(20);
+            long now = OffHeapPages.directBytesInUse();
+            if (now == last) {
+                return now;
+            }
+            last = now;
+        }
+        return last;
+    }
+
+    /** A held row is checked when it is written, not when the part closes. */
+    @Test
+    void aHeldRowWithANullInANonNullFieldFailsItsWrite() throws Exception {
+        PartWriter.Factory factory = new PartWriter.Factory(TensorSnapshot.getClassSchema(), SETTINGS.get(0));
+        PartWriter<TensorSnapshot> w = factory.open(new ChannelOutputFile(temp.resolve("null.parquet")));
+        TensorSnapshot row = TableRows.snapshot(0, "r", "s", TableRows.bytes(1024, 0), false);
+        row.put(row.getSchema().getField("tensor_name").pos(), null);
+        NullPointerException e = assertThrows(NullPointerException.class, () -> w.write(row));
+        assertTrue(e.getMessage().contains("tensor_name"), e.getMessage());
     }
 
     @Test

@@ -158,9 +158,10 @@ public final class IngestJob {
                 .name("decode records and statistics");
 
         // a sink subtask may hold hundreds of open files (one per partition touched since the last
-        // checkpoint): 64 KiB pages, no dictionaries and one codec factory per subtask keep an open file
-        // near 0.1 MiB (1 MiB pages: 2.8 MiB), the rows it buffers being bounded by the row group and by
-        // the sink's budget (SinkBudget.PART_OVERHEAD)
+        // checkpoint): a part defers its rows (payloads off the heap) and builds no column writers until
+        // it holds PartWriter.DEFER_BYTES; 64 KiB pages, no dictionaries and one codec factory per subtask
+        // keep a part that has them near 0.1 MiB, the rows it buffers being bounded by the row group and
+        // by the sink's budget (SinkBudget)
         ParquetWriters.Settings parquet = ParquetWriters.Settings.defaults().withRowGroupBytes(c.rowGroupBytes)
                 .withPageBytes(64 << 10).withDictionary(false).withZstdLevel(c.zstdLevel);
         String out = uri(c.out);

@@ -81,8 +81,8 @@ public final class ParquetBulkWriterFactory<T extends SpecificRecord> implements
             public void addElement(Routed<T> element) throws IOException {
                 writer.write(element.row);
                 bucket = element.bucket;
-                // written + buffered, less what has reached the file: the unflushed row group
-                budget.update(bucket, writer.dataSize() - stream.getPos());
+                // its deferred rows, or its column writers and unflushed row group
+                budget.update(bucket, writer.memoryBytes());
             }
 
             @Override
@@ -117,7 +117,8 @@ public final class ParquetBulkWriterFactory<T extends SpecificRecord> implements
             public void addElement(Routed<T> element) throws IOException {
                 writer.write(element.row);
                 bucket = element.bucket;
-                budget.update(bucket, writer.getDataSize() - stream.getPos());
+                // written + buffered, less what has reached the file: the unflushed row group; and the writer
+                budget.update(bucket, writer.getDataSize() - stream.getPos() + PartWriter.WRITER_BYTES);
             }
 
             @Override
@@ -150,9 +151,11 @@ public final class ParquetBulkWriterFactory<T extends SpecificRecord> implements
         static final int BUFFER_BYTES = 8 << 10;
         /** The burst buffer of a thread: page bytes are gathered into writes of up to this size. */
         static final int BURST_BYTES = 1 << 20;
+        private static final byte[] NO_BYTES = new byte[0];
         private static final ThreadLocal<Burst> BURSTS = ThreadLocal.withInitial(Burst::new);
         private final FSDataOutputStream out;
-        private final byte[] buf = new byte[BUFFER_BYTES];
+        /** Taken at the first write: a part that defers its rows (PartWriter) writes nothing until it closes. */
+        private byte[] buf = NO_BYTES;
         private int count;
         /** The part file's position when this stream took it, and the bytes passed on since. */
         private final long start;
@@ -181,6 +184,9 @@ public final class ParquetBulkWriterFactory<T extends SpecificRecord> implements
         public void write(int b) throws IOException {
             if (count == buf.length) {
                 drain();
+                if (buf.length == 0) {
+                    buf = new byte[BUFFER_BYTES];
+                }
             }
             buf[count++] = (byte) b;
         }
@@ -195,7 +201,10 @@ public final class ParquetBulkWriterFactory<T extends SpecificRecord> implements
          */
         @Override
         public void write(byte[] b, int off, int len) throws IOException {
-            if (len < buf.length) {
+            if (len < BUFFER_BYTES) {
+                if (buf.length == 0) {
+                    buf = new byte[BUFFER_BYTES];
+                }
                 if (len > buf.length - count) {
                     drain();
                 }

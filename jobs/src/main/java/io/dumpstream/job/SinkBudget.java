@@ -5,8 +5,8 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * The memory a file sink subtask holds in open Parquet part files: per open part, the bytes
- * buffered in its unflushed row group plus a fixed cost for its column writers. The writer factory
+ * The memory a file sink subtask holds in open Parquet part files: per open part, what its writer
+ * holds (deferred rows, or column writers and the unflushed row group) plus a fixed cost. The writer factory
  * reports, the rolling policy reads: both hold this one object, and since the sink is serialized
  * as one object graph, every sink subtask gets its own instance shared by its factory and policy.
  * Both run in the subtask's task thread.
@@ -14,12 +14,12 @@ import java.util.Map;
 final class SinkBudget implements Serializable {
     private static final long serialVersionUID = 1L;
     /**
-     * What an open part costs beyond its buffered rows: its column writers without dictionaries and
-     * its 8 KiB stream buffer. Measured 105 KiB per open snapshots part with nothing written (heap
-     * after GC over 300 open parts, 2026-12-03), 162 KiB before the sink shared one codec factory per
-     * subtask (each writer had its own compressor with a page-sized buffer); counted with a margin.
+     * What an open part costs beyond what its writer reports ({@code PartWriter.memoryBytes}: its
+     * rows, and its column writers once it has them): the part's 8 KiB stream buffer once it
+     * writes and Flink's in-progress file and bucket state. Before part writers deferred their rows
+     * this was 128 KiB, most of it the column writers (105 KiB measured per open snapshots part).
      */
-    static final long PART_OVERHEAD = 128 << 10;
+    static final long PART_OVERHEAD = 16 << 10;
 
     /** Smallest limit chosen when the limit follows the heap. */
     static final long MIN_AUTO_LIMIT = 32L << 20;
