@@ -210,6 +210,7 @@ public final class ParquetWriters {
                 .withMinRowCountForPageSizeCheck(1)
                 .withMaxRowCountForPageSizeCheck(settings.maxRowsBetweenSizeChecks())
                 .withDictionaryEncoding(settings.dictionary())
+                .withSizeStatisticsEnabled(SIZE_STATISTICS)
                 // the three-level LIST layout is what Spark, Trino and DuckDB expect for shape
                 .config(AvroWriteSupport.WRITE_OLD_LIST_STRUCTURE, "false")
                 .config(ZSTD_LEVEL_PROPERTY, Integer.toString(settings.zstdLevel()));
@@ -221,6 +222,15 @@ public final class ParquetWriters {
         }
         return builder.build();
     }
+
+    /**
+     * Parquet size statistics (parquet-java 1.15+ writes them by default: per column chunk and per
+     * page, unencoded byte sizes and repetition/definition level histograms, in the footer and the
+     * column index): off. The tables are flat, no reader here plans with them, and for the many
+     * small parts of a checkpoint they were a builder per page per column and more footer to write.
+     * Min/max statistics, column and offset indexes stay.
+     */
+    static final boolean SIZE_STATISTICS = false;
 
     /** parquet-java's ZSTD level property (its codec factory's configuration). */
     public static final String ZSTD_LEVEL_PROPERTY = "parquet.compression.codec.zstd.level";

@@ -103,7 +103,8 @@ public final class PartWriter<T extends IndexedRecord> implements Closeable {
                     .withDictionaryPageSize(settings.pageBytes())
                     .withMinRowCountForPageSizeCheck(1)
                     .withMaxRowCountForPageSizeCheck(settings.maxRowsBetweenSizeChecks())
-                    .withDictionaryEncoding(settings.dictionary());
+                    .withDictionaryEncoding(settings.dictionary())
+                    .withSizeStatisticsEnabled(ParquetWriters.SIZE_STATISTICS);
             List<String> binary = ParquetWriters.binaryColumns(schema);
             for (String column : binary) {
                 b = b.withDictionaryEncoding(column, false).withStatisticsEnabled(column, false);
