@@ -236,9 +236,11 @@ public final class PartWriter<T extends IndexedRecord> implements Closeable {
      * about 550 open parts of about four rows per sink subtask, whose column writers and referenced
      * payload arrays were the heap's live set every young collection copied and then promoted (the
      * collector was a fifth of the job's CPU). Past this many bytes a part builds its writer and
-     * writes on as before: the writer's fixed cost is then small against the rows.
+     * writes on as before: the writer's fixed cost is then small against the rows. The system property
+     * {@code dumpstream.partDeferBytes} sets it (0: no deferral, the writer built at the first row; for
+     * benchmarks).
      */
-    public static final long DEFER_BYTES = 1 << 20;
+    public static final long DEFER_BYTES = Long.getLong("dumpstream.partDeferBytes", 1 << 20);
     /** What a deferred row is counted at besides its binary values: its values array and boxed fields. */
     static final int DEFERRED_ROW_BYTES = 1024;
     /**
@@ -376,8 +378,8 @@ public final class PartWriter<T extends IndexedRecord> implements Closeable {
         int n = b.remaining();
         ByteBuffer block = arena.isEmpty() ? null : arena.get(arena.size() - 1);
         if (block == null || block.remaining() < n) {
-            int last = block == null ? 0 : block.capacity();
-            int size = (int) Math.max(n, Math.min(DEFER_BYTES, Math.max(ARENA_BLOCK_BYTES, 2L * last)));
+            // no doubling: the blocks' capacity is what the sink's budget counts, so slack is at most a block
+            int size = Math.max(n, ARENA_BLOCK_BYTES);
             block = OffHeapPages.INSTANCE.allocate(size);
             arena.add(block);
             arenaBytes += size;
