@@ -326,6 +326,9 @@ public final class PartWriter<T extends IndexedRecord> implements Closeable {
             start();
         }
         for (int i = 0; i < fields.length; i++) {
+            checkNulls(fields[i], row.get(fields[i].index)); // the whole row before any of its columns
+        }
+        for (int i = 0; i < fields.length; i++) {
             column(i, row.get(fields[i].index));
         }
         rows++;
@@ -358,7 +361,11 @@ public final class PartWriter<T extends IndexedRecord> implements Closeable {
         deferredBytes += size;
     }
 
-    /** The null checks {@link #column} makes, made when the row is deferred (a bad row fails its write, not the close). */
+    /**
+     * A row's nulls where its schema allows none, refused when the row is written (a deferred row
+     * fails its write, not the close; a written row fails before any of its columns takes a value).
+     * {@link #column} writes only checked values.
+     */
     private static void checkNulls(Field f, Object v) {
         if (v == null) {
             if (!f.nullable) {
@@ -398,14 +405,11 @@ public final class PartWriter<T extends IndexedRecord> implements Closeable {
         arenaBytes = 0;
     }
 
-    /** Writes value {@code v} of field {@code i} into its column. */
+    /** Writes value {@code v} of field {@code i} into its column ({@link #checkNulls} has passed it). */
     private void column(int i, Object v) {
         Field f = factory.fields[i];
         ColumnWriter w = writers[i];
         if (v == null) {
-            if (!f.nullable) {
-                throw new NullPointerException("field " + f.name + " is null but not nullable");
-            }
             w.writeNull(0, 0);
         } else if (f.array) {
             List<?> items = (List<?>) v;
@@ -414,9 +418,6 @@ public final class PartWriter<T extends IndexedRecord> implements Closeable {
             } else {
                 int repetition = 0;
                 for (Object item : items) {
-                    if (item == null) {
-                        throw new NullPointerException("field " + f.name + " has a null item");
-                    }
                     value(w, f.kind, item, repetition, f.maxDefinition);
                     repetition = 1;
                 }

@@ -255,6 +255,28 @@ class PartWriterTest {
         }
     }
 
+    /** A row refused by a writing part leaves no values behind: the file holds the rows before it, whole. */
+    @Test
+    void aRefusedRowOfAWritingPartLeavesNoPartialRow() throws Exception {
+        PartWriter.Factory factory = new PartWriter.Factory(TensorSnapshot.getClassSchema(), SETTINGS.get(0));
+        Path file = temp.resolve("refused.parquet");
+        TensorSnapshot good = TableRows.snapshot(0, "r", "s", TableRows.bytes(2 << 20, 0), false); // past the limit
+        TensorSnapshot bad = TableRows.snapshot(1, "r", "s", TableRows.bytes(1024, 1), false);
+        bad.put(bad.getSchema().getField("tensor_name").pos(), null);
+        try (PartWriter<TensorSnapshot> w = factory.open(new ChannelOutputFile(file))) {
+            w.write(good);
+            NullPointerException e = assertThrows(NullPointerException.class, () -> w.write(bad));
+            assertTrue(e.getMessage().contains("tensor_name"), e.getMessage());
+        }
+        assertEquals(List.of(good), readAvro(file, TensorSnapshot.class));
+        // no column took a value of the refused row: every column of single values holds exactly one
+        for (ColumnChunkMetaData c : footer(file).getBlocks().get(0).getColumns()) {
+            if (c.getPath().size() == 1) {
+                assertEquals(1, c.getValueCount(), "values in column " + c.getPath());
+            }
+        }
+    }
+
     /**
      * The JVM's direct memory in use once buffers other tests dropped are freed (their cleaners run
      * after a collection, on their own thread).
