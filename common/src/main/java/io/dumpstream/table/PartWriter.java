@@ -59,10 +59,10 @@ import org.apache.parquet.schema.MessageType;
 public final class PartWriter<T extends IndexedRecord> implements Closeable {
 
     /** Column kinds the writer knows. */
-    private enum Kind { BOOLEAN, INT, LONG, FLOAT, DOUBLE, STRING, BYTES, TIMESTAMP_MILLIS, TIMESTAMP_MICROS }
+    enum Kind { BOOLEAN, INT, LONG, FLOAT, DOUBLE, STRING, BYTES, TIMESTAMP_MILLIS, TIMESTAMP_MICROS }
 
     /** How one top-level field lands in its one leaf column. */
-    private record Field(int index, String name, Kind kind, boolean nullable, boolean array, int maxDefinition) {
+    record Field(int index, String name, Kind kind, boolean nullable, boolean array, int maxDefinition) {
     }
 
     /**
@@ -78,8 +78,15 @@ public final class PartWriter<T extends IndexedRecord> implements Closeable {
         private final Map<String, String> metadata;
         private final long rowGroupBytes;
         private final BytesInputCompressor compressor;
+        /** Writes the parts that close while still deferring their rows; null with dictionaries (or switched off). */
+        private final SmallPartEncoder encoder;
 
         public Factory(Schema schema, ParquetWriters.Settings settings) {
+            this(schema, settings, SMALL_PART_ENCODER);
+        }
+
+        /** With {@code encodeSmallParts} false every part goes through parquet-java's writer (tests compare the two). */
+        Factory(Schema schema, ParquetWriters.Settings settings, boolean encodeSmallParts) {
             Objects.requireNonNull(schema, "schema");
             Configuration conf = new Configuration(false);
             conf.setBoolean(AvroWriteSupport.WRITE_OLD_LIST_STRUCTURE, false);
@@ -121,6 +128,9 @@ public final class PartWriter<T extends IndexedRecord> implements Closeable {
             } else {
                 compressor = new CodecFactory(new Configuration(false), settings.pageBytes()).getCompressor(settings.codec());
             }
+            encoder = settings.dictionary() || !encodeSmallParts ? null
+                    : new SmallPartEncoder(parquetSchema, fields, columns, java.util.Set.copyOf(binary), metadata,
+                            settings.pageBytes(), props.getColumnIndexTruncateLength(), compressor);
         }
 
         /** The Parquet schema every part of this factory has. */
@@ -241,6 +251,13 @@ public final class PartWriter<T extends IndexedRecord> implements Closeable {
      * benchmarks).
      */
     public static final long DEFER_BYTES = Long.getLong("dumpstream.partDeferBytes", 1 << 20);
+    /**
+     * Whether a part that closes while it still defers its rows is written by {@link SmallPartEncoder}
+     * (in one go, without parquet-java's column writers) when the settings have no dictionaries, as
+     * the job's sinks: system property {@code dumpstream.smallPartEncoder} (default true; false for
+     * benchmarks against parquet-java's writer).
+     */
+    static final boolean SMALL_PART_ENCODER = !"false".equals(System.getProperty("dumpstream.smallPartEncoder"));
     /** What a deferred row is counted at besides its binary values: its values array and boxed fields. */
     static final int DEFERRED_ROW_BYTES = 1024;
     /**
@@ -266,6 +283,8 @@ public final class PartWriter<T extends IndexedRecord> implements Closeable {
     private final List<ByteBuffer> arena = new ArrayList<>();
     private long arenaBytes;
     private boolean replaying;
+    /** Bytes of the file when {@link SmallPartEncoder} wrote it. */
+    private long written;
     private long rows;
     private long rowsInGroup;
     private int rowGroupOrdinal;
@@ -453,7 +472,7 @@ public final class PartWriter<T extends IndexedRecord> implements Closeable {
         }
     }
 
-    private static long micros(Instant t) {
+    static long micros(Instant t) {
         return Math.addExact(Math.multiplyExact(t.getEpochSecond(), 1_000_000L), t.getNano() / 1000);
     }
 
@@ -498,7 +517,7 @@ public final class PartWriter<T extends IndexedRecord> implements Closeable {
      */
     public long dataSize() throws IOException {
         if (file == null) {
-            return deferredBytes;
+            return closed ? written : deferredBytes;
         }
         return file.getPos() + (closed ? 0 : store.getBufferedSize());
     }
@@ -510,7 +529,7 @@ public final class PartWriter<T extends IndexedRecord> implements Closeable {
      */
     public long memoryBytes() {
         if (file == null) {
-            return arenaBytes + (long) deferred.size() * DEFERRED_ROW_BYTES;
+            return closed ? 0 : arenaBytes + (long) deferred.size() * DEFERRED_ROW_BYTES;
         }
         return arenaBytes + (closed ? 0 : WRITER_BYTES + store.getBufferedSize());
     }
@@ -523,6 +542,11 @@ public final class PartWriter<T extends IndexedRecord> implements Closeable {
         }
         closed = true;
         try {
+            if (file == null && factory.encoder != null && !deferred.isEmpty()) {
+                written = factory.encoder.write(out.create(factory.rowGroupBytes), deferred);
+                deferred = null;
+                return;
+            }
             if (file == null) {
                 start();
             }
