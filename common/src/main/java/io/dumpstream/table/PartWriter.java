@@ -82,7 +82,7 @@ public final class PartWriter<T extends IndexedRecord> implements Closeable {
         private final SmallPartEncoder encoder;
 
         public Factory(Schema schema, ParquetWriters.Settings settings) {
-            this(schema, settings, SMALL_PART_ENCODER);
+            this(schema, settings, !"false".equals(System.getProperty(SMALL_PART_ENCODER)));
         }
 
         /** With {@code encodeSmallParts} false every part goes through parquet-java's writer (tests compare the two). */
@@ -254,10 +254,10 @@ public final class PartWriter<T extends IndexedRecord> implements Closeable {
     /**
      * Whether a part that closes while it still defers its rows is written by {@link SmallPartEncoder}
      * (in one go, without parquet-java's column writers) when the settings have no dictionaries, as
-     * the job's sinks: system property {@code dumpstream.smallPartEncoder} (default true; false for
+     * the job's sinks: this system property, read when a factory is built (default true; false for
      * benchmarks against parquet-java's writer).
      */
-    static final boolean SMALL_PART_ENCODER = !"false".equals(System.getProperty("dumpstream.smallPartEncoder"));
+    public static final String SMALL_PART_ENCODER = "dumpstream.smallPartEncoder";
     /** What a deferred row is counted at besides its binary values: its values array and boxed fields. */
     static final int DEFERRED_ROW_BYTES = 1024;
     /**

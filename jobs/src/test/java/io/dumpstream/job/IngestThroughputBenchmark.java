@@ -251,6 +251,18 @@ class IngestThroughputBenchmark {
      */
     static double[] drain(LocalKafka kafka, String topic, Path dir, Backlog b, Duration interval,
                                   long heapProbeMillis) throws Exception {
+        return drain(kafka, topic, dir, b, interval, heapProbeMillis, false);
+    }
+
+    /**
+     * {@link #drain(LocalKafka, String, Path, Backlog, Duration, long)}; with {@code commitByStop}
+     * the job is stopped with a savepoint as soon as the last record is decoded, which closes and
+     * commits every open part at once (the work the next checkpoint would do, without the idle wait
+     * for it), and the result has an eighth value: the process CPU milliseconds per MiB from the first
+     * message to the stopped job with every dump committed, per-thread CPU over that span printed.
+     */
+    static double[] drain(LocalKafka kafka, String topic, Path dir, Backlog b, Duration interval,
+                                  long heapProbeMillis, boolean commitByStop) throws Exception {
         LandedTables tables = new LandedTables(dir.resolve("out"));
         ProgressReporter.forgetRetired();
         try (HeapWatch heap = new HeapWatch(heapProbeMillis);
@@ -272,10 +284,25 @@ class IngestThroughputBenchmark {
                     processed = now;
                     cpuProcessed = processCpuNanos();
                     double mib = b.bytes / MIB;
-                    threads.since().entrySet().stream().filter(e -> e.getValue() / 1e6 / mib >= 0.1)
-                            .sorted((x, y) -> Long.compare(y.getValue(), x.getValue()))
-                            .forEach(e -> System.out.printf(Locale.ROOT, "  CPU %6.1f ms/MiB  %s%n",
-                                    e.getValue() / 1e6 / mib, e.getKey()));
+                    if (!commitByStop) {
+                        printThreads(threads, mib);
+                        threads.close();
+                    } else {
+                        job.stop(Duration.ofMinutes(2));
+                        long stopped = System.nanoTime();
+                        long cpuStopped = processCpuNanos();
+                        if (tables.rowCount(HivePartition.DUMPS) < b.dumps) {
+                            throw new AssertionError("the stop's savepoint committed " + tables.rowCount(HivePartition.DUMPS)
+                                    + " of " + b.dumps + " dumps");
+                        }
+                        System.out.printf(Locale.ROOT, "  stop with savepoint: %.0f ms, %.1f ms/MiB of CPU after the last"
+                                + " record decoded%n", (stopped - processed) / 1e6, (cpuStopped - cpuProcessed) / 1e6 / mib);
+                        printThreads(threads, mib);
+                        threads.close();
+                        return new double[] {mib / ((processed - start) / 1e9), mib / ((stopped - start) / 1e9),
+                            (cpuProcessed - cpuStart) / 1e6 / mib, heap.peakAfterGcBytes(), heap.collections(),
+                            heap.peakLiveBytes(), heap.peakDirectBytes(), (cpuStopped - cpuStart) / 1e6 / mib};
+                    }
                 }
                 if (processed != 0 && tables.rowCount(HivePartition.DUMPS) >= b.dumps) {
                     return new double[] {b.bytes / MIB / ((processed - start) / 1e9), b.bytes / MIB / ((now - start) / 1e9),
@@ -289,6 +316,12 @@ class IngestThroughputBenchmark {
             }
             throw new AssertionError("backlog not drained in 10 minutes");
         }
+    }
+
+    private static void printThreads(ThreadCpu threads, double mib) {
+        threads.since().entrySet().stream().filter(e -> e.getValue() / 1e6 / mib >= 0.1)
+                .sorted((x, y) -> Long.compare(y.getValue(), x.getValue()))
+                .forEach(e -> System.out.printf(Locale.ROOT, "  CPU %6.1f ms/MiB  %s%n", e.getValue() / 1e6 / mib, e.getKey()));
     }
 
     /** Dumps published at a steady rate well under the throughput: {p50, p95, count} of publish-to-commit. */

@@ -47,6 +47,14 @@ class IngestVsFloorBenchmark {
     private static final Duration INTERVAL = Duration.ofSeconds(Long.getLong("bench.interval", 10));
     private static final long LATENCY_SECONDS = Long.getLong("bench.latencySeconds", 30);
     private static final double MIB = 1024.0 * 1024.0;
+    /**
+     * An A/B in one JVM: {@code -Dbench.ab=property=a,b} sets the system property to {@code a} in
+     * even timed rounds and to {@code b} in odd ones (warm-ups alternate too) and reports the two
+     * arms' medians; the job's factories read it when each round's job starts (e.g.
+     * {@code dumpstream.smallPartEncoder=true,false}). On a shared machine whose speed drifts over
+     * minutes, arms in turn compare better than two runs one after the other.
+     */
+    private static final String AB = System.getProperty("bench.ab", "");
 
     @Test
     void jobAgainstFloor() throws Exception {
@@ -61,7 +69,14 @@ class IngestVsFloorBenchmark {
                 List<Double> job = new ArrayList<>();
                 List<Double> floor = new ArrayList<>();
                 List<Double> filesPerCheckpoint = new ArrayList<>();
+                String[] ab = AB.isEmpty() ? null : AB.split("[=,]");
+                List<List<Double>> armRatio = List.of(new ArrayList<>(), new ArrayList<>());
+                List<List<Double>> armJob = List.of(new ArrayList<>(), new ArrayList<>());
                 for (int round = -WARMUPS; round < ROUNDS; round++) {
+                    int arm = Math.floorMod(round, 2);
+                    if (ab != null) {
+                        System.setProperty(ab[0], ab[1 + arm]);
+                    }
                     Path dir = Files.createTempDirectory("ingest-vs-floor-");
                     Path out = Files.createTempFile("ingest-vs-floor-", ".zst");
                     String topic = "vs-floor-" + shape.payloadBytes() + "-" + (round < 0 ? "w" + -round : round);
@@ -72,26 +87,39 @@ class IngestVsFloorBenchmark {
                                 round < 0 ? 100 - round : round, TOTAL_BYTES, 0);
                         double[] f = IngestFloorBenchmark.consume(kafka, topic, b.messages(),
                                 IngestFloorBenchmark.Mode.STATS_ZSTD1, out);
-                        double[] j = IngestThroughputBenchmark.drain(kafka, topic, dir, b, INTERVAL, 0);
+                        double[] j = IngestThroughputBenchmark.drain(kafka, topic, dir, b, INTERVAL, 0, true);
                         long files = new LandedTables(dir.resolve("out")).files(HivePartition.SNAPSHOTS).size();
                         double committedSeconds = b.bytes() / MIB / j[1];
                         double checkpoints = Math.max(1, Math.ceil(committedSeconds / INTERVAL.toSeconds()));
                         if (round >= 0) {
                             floor.add(f[1]);
-                            job.add(j[2]);
+                            job.add(j[7]);
                             filesPerCheckpoint.add(files / checkpoints);
+                            armRatio.get(arm).add(j[7] / f[1]);
+                            armJob.get(arm).add(j[7]);
                         }
                         System.out.printf(Locale.ROOT, "%s %s %d: %d dumps %.0f MiB; floor %.2f ms/MiB (%.1f MiB/s);"
-                                        + " job %.2f ms/MiB (%.1f MiB/s processing, %.1f MiB/s committed); ratio %.2f;"
+                                        + " job %.2f ms/MiB through the commit (%.2f to the last record decoded;"
+                                        + " %.1f MiB/s processing, %.1f MiB/s committed); ratio %.2f;"
                                         + " %d snapshot files over %.0f checkpoints%n", name,
-                                round < 0 ? "warm-up (untimed)" : "round", round < 0 ? -round : round, b.dumps(),
-                                b.bytes() / MIB, f[1], f[0], j[2], j[0], j[1], j[2] / f[1], files, checkpoints);
+                                (round < 0 ? "warm-up (untimed)" : "round") + (ab == null ? "" : " [" + ab[0] + "=" + ab[1 + arm] + "]"),
+                                round < 0 ? -round : round, b.dumps(),
+                                b.bytes() / MIB, f[1], f[0], j[7], j[2], j[0], j[1], j[7] / f[1], files, checkpoints);
                     } finally {
                         IngestThroughputBenchmark.delete(dir);
                         Files.deleteIfExists(out);
                         try (var admin = kafka.admin()) {
                             admin.deleteTopics(List.of(topic, topic + ".dlq")).all().get();
                         }
+                    }
+                }
+                if (ab != null) {
+                    System.clearProperty(ab[0]);
+                    for (int arm = 0; arm < 2; arm++) {
+                        report.add(String.format(Locale.ROOT, "ingest-vs-floor-ab shape=%s %s=%s job_ms_per_mib=%.2f"
+                                        + " ratio=%.2f over %d rounds (ratios %s)", name.trim(), ab[0], ab[1 + arm],
+                                median(armJob.get(arm)), median(armRatio.get(arm)), armRatio.get(arm).size(),
+                                armRatio.get(arm).stream().map(x -> String.format(Locale.ROOT, "%.2f", x)).toList()));
                     }
                 }
                 long latencyBytes = (long) (LATENCY_SECONDS * (shape.payloadBytes() > (1 << 20) ? 0.5 : 8)
