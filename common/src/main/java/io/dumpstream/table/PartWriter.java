@@ -404,8 +404,10 @@ public final class PartWriter<T extends IndexedRecord> implements Closeable {
         int n = b.remaining();
         ByteBuffer block = arena.isEmpty() ? null : arena.get(arena.size() - 1);
         if (block == null || block.remaining() < n) {
-            // no doubling: the blocks' capacity is what the sink's budget counts, so slack is at most a block
-            int size = Math.max(n, ARENA_BLOCK_BYTES);
+            // no doubling: the blocks' capacity is what the sink's budget counts, so slack is at most a
+            // block; a payload of more than half a block gets a block of its own size (48 KiB rows in 64 KiB
+            // blocks were counted a third over their bytes, and the sink rolled parts that much sooner)
+            int size = n > ARENA_BLOCK_BYTES / 2 ? n : ARENA_BLOCK_BYTES;
             block = OffHeapPages.INSTANCE.allocate(size);
             arena.add(block);
             arenaBytes += size;

@@ -55,6 +55,13 @@ class IngestVsFloorBenchmark {
      * minutes, arms in turn compare better than two runs one after the other.
      */
     private static final String AB = System.getProperty("bench.ab", "");
+    /**
+     * Each timed round is run again with this many times the backlog (0 or 1: not), and the extra
+     * bytes' CPU over the extra MiB is the marginal cost per MiB of floor and job: a job started for a
+     * few seconds of backlog pays its start (task deployment, Kafka clients, the JIT compiling their
+     * code for each new job) and its stop in every round, which a long-running job pays once.
+     */
+    private static final int MARGINAL = Integer.getInteger("bench.marginal", 3);
 
     @Test
     void jobAgainstFloor() throws Exception {
@@ -72,46 +79,51 @@ class IngestVsFloorBenchmark {
                 String[] ab = AB.isEmpty() ? null : AB.split("[=,]");
                 List<List<Double>> armRatio = List.of(new ArrayList<>(), new ArrayList<>());
                 List<List<Double>> armJob = List.of(new ArrayList<>(), new ArrayList<>());
+                List<Double> marginalJob = new ArrayList<>();
+                List<Double> marginalFloor = new ArrayList<>();
+                List<Double> fixedJob = new ArrayList<>();
                 for (int round = -WARMUPS; round < ROUNDS; round++) {
                     int arm = Math.floorMod(round, 2);
                     if (ab != null) {
                         System.setProperty(ab[0], ab[1 + arm]);
                     }
-                    Path dir = Files.createTempDirectory("ingest-vs-floor-");
-                    Path out = Files.createTempFile("ingest-vs-floor-", ".zst");
+                    String label = (round < 0 ? "warm-up (untimed)" : "round") + (ab == null ? "" : " [" + ab[0] + "=" + ab[1 + arm] + "]");
                     String topic = "vs-floor-" + shape.payloadBytes() + "-" + (round < 0 ? "w" + -round : round);
-                    kafka.createTopic(topic, 2);
-                    kafka.createTopic(topic + ".dlq", 1);
-                    try {
-                        IngestThroughputBenchmark.Backlog b = IngestThroughputBenchmark.publish(kafka, topic, shape,
-                                round < 0 ? 100 - round : round, TOTAL_BYTES, 0);
-                        double[] f = IngestFloorBenchmark.consume(kafka, topic, b.messages(),
-                                IngestFloorBenchmark.Mode.STATS_ZSTD1, out);
-                        double[] j = IngestThroughputBenchmark.drain(kafka, topic, dir, b, INTERVAL, 0, true);
-                        long files = new LandedTables(dir.resolve("out")).files(HivePartition.SNAPSHOTS).size();
-                        double committedSeconds = b.bytes() / MIB / j[1];
-                        double checkpoints = Math.max(1, Math.ceil(committedSeconds / INTERVAL.toSeconds()));
-                        if (round >= 0) {
-                            floor.add(f[1]);
-                            job.add(j[7]);
-                            filesPerCheckpoint.add(files / checkpoints);
-                            armRatio.get(arm).add(j[7] / f[1]);
-                            armJob.get(arm).add(j[7]);
-                        }
-                        System.out.printf(Locale.ROOT, "%s %s %d: %d dumps %.0f MiB; floor %.2f ms/MiB (%.1f MiB/s);"
-                                        + " job %.2f ms/MiB through the commit (%.2f to the last record decoded;"
-                                        + " %.1f MiB/s processing, %.1f MiB/s committed); ratio %.2f;"
-                                        + " %d snapshot files over %.0f checkpoints%n", name,
-                                (round < 0 ? "warm-up (untimed)" : "round") + (ab == null ? "" : " [" + ab[0] + "=" + ab[1 + arm] + "]"),
-                                round < 0 ? -round : round, b.dumps(),
-                                b.bytes() / MIB, f[1], f[0], j[7], j[2], j[0], j[1], j[7] / f[1], files, checkpoints);
-                    } finally {
-                        IngestThroughputBenchmark.delete(dir);
-                        Files.deleteIfExists(out);
-                        try (var admin = kafka.admin()) {
-                            admin.deleteTopics(List.of(topic, topic + ".dlq")).all().get();
+                    double[] r = round(kafka, shape, name, label, round < 0 ? -round : round, topic, round < 0 ? 100 - round : round,
+                            TOTAL_BYTES);
+                    if (round >= 0) {
+                        floor.add(r[0]);
+                        job.add(r[1]);
+                        filesPerCheckpoint.add(r[2]);
+                        armRatio.get(arm).add(r[1] / r[0]);
+                        armJob.get(arm).add(r[1]);
+                        if (MARGINAL > 1) {
+                            // the same round's backlog MARGINAL times over: what the extra bytes cost is the
+                            // job's cost per MiB without what every job pays once (start, JIT of its start-up
+                            // code, the stop), as in a job that runs for days
+                            double[] big = round(kafka, shape, name, label + " x" + MARGINAL, round, topic + "-x", 200 + round,
+                                    TOTAL_BYTES * MARGINAL);
+                            double extra = (big[3] - r[3]) / MIB;
+                            marginalFloor.add((big[4] - r[4]) / extra);
+                            marginalJob.add((big[5] - r[5]) / extra);
+                            fixedJob.add(r[5] - r[3] / MIB * marginalJob.get(marginalJob.size() - 1));
+                            System.out.printf(Locale.ROOT, "%s round %d marginal: floor %.2f ms/MiB, job %.2f ms/MiB, ratio %.2f;"
+                                            + " the job's fixed cost %.0f ms of CPU%n", name, round,
+                                    marginalFloor.get(marginalFloor.size() - 1), marginalJob.get(marginalJob.size() - 1),
+                                    marginalJob.get(marginalJob.size() - 1) / marginalFloor.get(marginalFloor.size() - 1),
+                                    fixedJob.get(fixedJob.size() - 1));
                         }
                     }
+                }
+                if (MARGINAL > 1) {
+                    List<Double> ratios = new ArrayList<>();
+                    for (int i = 0; i < marginalJob.size(); i++) {
+                        ratios.add(marginalJob.get(i) / marginalFloor.get(i));
+                    }
+                    report.add(String.format(Locale.ROOT, "ingest-vs-floor-marginal shape=%s job_ms_per_mib=%.2f"
+                                    + " floor_ms_per_mib=%.2f ratio=%.2f job_fixed_ms=%.0f (ratios %s)", name.trim(),
+                            median(marginalJob), median(marginalFloor), median(marginalJob) / median(marginalFloor),
+                            median(fixedJob), ratios.stream().map(x -> String.format(Locale.ROOT, "%.2f", x)).toList()));
                 }
                 if (ab != null) {
                     System.clearProperty(ab[0]);
@@ -142,6 +154,40 @@ class IngestVsFloorBenchmark {
                 + Runtime.getRuntime().availableProcessors() + " cores");
         System.out.println();
         report.forEach(System.out::println);
+    }
+
+    /**
+     * Publishes {@code bytes} of backlog to a new topic, reads it with the floor, drains it with the
+     * job: {floor ms/MiB, job ms/MiB through the commit, snapshot files per checkpoint, MiB... as bytes,
+     * floor CPU ms, job CPU ms}.
+     */
+    private static double[] round(LocalKafka kafka, IngestThroughputBenchmark.Shape shape, String name, String label,
+                                  int index, String topic, long seed, long bytes) throws Exception {
+        Path dir = Files.createTempDirectory("ingest-vs-floor-");
+        Path out = Files.createTempFile("ingest-vs-floor-", ".zst");
+        kafka.createTopic(topic, 2);
+        kafka.createTopic(topic + ".dlq", 1);
+        try {
+            IngestThroughputBenchmark.Backlog b = IngestThroughputBenchmark.publish(kafka, topic, shape, seed, bytes, 0);
+            double[] f = IngestFloorBenchmark.consume(kafka, topic, b.messages(), IngestFloorBenchmark.Mode.STATS_ZSTD1, out);
+            double[] j = IngestThroughputBenchmark.drain(kafka, topic, dir, b, INTERVAL, 0, true);
+            long files = new LandedTables(dir.resolve("out")).files(HivePartition.SNAPSHOTS).size();
+            double committedSeconds = b.bytes() / MIB / j[1];
+            double checkpoints = Math.max(1, Math.ceil(committedSeconds / INTERVAL.toSeconds()));
+            System.out.printf(Locale.ROOT, "%s %s %d: %d dumps %.0f MiB; floor %.2f ms/MiB (%.1f MiB/s);"
+                            + " job %.2f ms/MiB through the commit (%.2f to the last record decoded;"
+                            + " %.1f MiB/s processing, %.1f MiB/s committed); ratio %.2f;"
+                            + " %d snapshot files over %.0f checkpoints%n", name, label, index, b.dumps(),
+                    b.bytes() / MIB, f[1], f[0], j[7], j[2], j[0], j[1], j[7] / f[1], files, checkpoints);
+            double mib = b.bytes() / MIB;
+            return new double[] {f[1], j[7], files / checkpoints, b.bytes(), f[1] * mib, j[7] * mib};
+        } finally {
+            IngestThroughputBenchmark.delete(dir);
+            Files.deleteIfExists(out);
+            try (var admin = kafka.admin()) {
+                admin.deleteTopics(List.of(topic, topic + ".dlq")).all().get();
+            }
+        }
     }
 
     private static double median(List<Double> xs) {
