@@ -109,7 +109,8 @@ public final class TensorStats {
         long nan = 0, nonFinite = 0, nonZero = 0;
         double s0 = 0, s1 = 0, s2 = 0, s3 = 0, q0 = 0, q1 = 0, q2 = 0, q3 = 0;
         double min = Double.POSITIVE_INFINITY, max = Double.NEGATIVE_INFINITY;
-        long thr = H16;
+        Filter filter = new Filter();
+        long hi = H16, lo = M16, flip = 0, sm = 0;
         int words = n >>> 2;
         for (int w = 0; w < words; w++) {
             long x = (long) I64.get(b, off + 8 * w);
@@ -132,7 +133,9 @@ public final class TensorStats {
             q1 = Math.fma(v1, v1, q1);
             q2 = Math.fma(v2, v2, q2);
             q3 = Math.fma(v3, v3, q3);
-            if (((mag + thr) & H16) != 0) { // some lane may lie outside [min, max]
+            if (((((mag + hi) | (lo - mag)) & H16) | ((x ^ flip) & sm)) != 0) { // some lane may lie outside [min, max]
+                double pmin = min;
+                double pmax = max;
                 min = v0 < min ? v0 : min;
                 min = v1 < min ? v1 : min;
                 min = v2 < min ? v2 : min;
@@ -141,7 +144,13 @@ public final class TensorStats {
                 max = v1 > max ? v1 : max;
                 max = v2 > max ? v2 : max;
                 max = v3 > max ? v3 : max;
-                thr = threshold16(min, max, false);
+                if (min != pmin || max != pmax) {
+                    filter.set16(min, max, false);
+                    hi = filter.hi;
+                    lo = filter.lo;
+                    flip = filter.flip;
+                    sm = filter.sm;
+                }
             }
         }
         int done = words << 2;
@@ -157,7 +166,8 @@ public final class TensorStats {
         long nan = 0, nonFinite = 0, nonZero = 0;
         double s0 = 0, s1 = 0, s2 = 0, s3 = 0, q0 = 0, q1 = 0, q2 = 0, q3 = 0;
         double min = Double.POSITIVE_INFINITY, max = Double.NEGATIVE_INFINITY;
-        long thr = H16;
+        Filter filter = new Filter();
+        long hi = H16, lo = M16, flip = 0, sm = 0;
         int words = n >>> 2;
         for (int w = 0; w < words; w++) {
             long x = (long) I64.get(b, off + 8 * w);
@@ -181,7 +191,9 @@ public final class TensorStats {
             q1 = Math.fma(v1, v1, q1);
             q2 = Math.fma(v2, v2, q2);
             q3 = Math.fma(v3, v3, q3);
-            if (((mag + thr) & H16) != 0) {
+            if (((((mag + hi) | (lo - mag)) & H16) | ((x ^ flip) & sm)) != 0) { // some lane may lie outside [min, max]
+                double pmin = min;
+                double pmax = max;
                 min = v0 < min ? v0 : min;
                 min = v1 < min ? v1 : min;
                 min = v2 < min ? v2 : min;
@@ -190,7 +202,13 @@ public final class TensorStats {
                 max = v1 > max ? v1 : max;
                 max = v2 > max ? v2 : max;
                 max = v3 > max ? v3 : max;
-                thr = threshold16(min, max, true);
+                if (min != pmin || max != pmax) {
+                    filter.set16(min, max, true);
+                    hi = filter.hi;
+                    lo = filter.lo;
+                    flip = filter.flip;
+                    sm = filter.sm;
+                }
             }
         }
         int done = words << 2;
@@ -206,7 +224,8 @@ public final class TensorStats {
         long nan = 0, nonFinite = 0, nonZero = 0;
         double s0 = 0, s1 = 0, s2 = 0, s3 = 0, q0 = 0, q1 = 0, q2 = 0, q3 = 0;
         double min = Double.POSITIVE_INFINITY, max = Double.NEGATIVE_INFINITY;
-        long thr = H32;
+        Filter filter = new Filter();
+        long hi = H32, lo = M32, flip = 0, sm = 0;
         int pairs = n >>> 2 << 1; // two longs per step
         for (int w = 0; w < pairs; w += 2) {
             long x = (long) I64.get(b, off + 8 * w);
@@ -234,7 +253,9 @@ public final class TensorStats {
             q1 = Math.fma(v1, v1, q1);
             q2 = Math.fma(v2, v2, q2);
             q3 = Math.fma(v3, v3, q3);
-            if ((((mx + thr) | (my + thr)) & H32) != 0) {
+            if (((((mx + hi) | (lo - mx) | (my + hi) | (lo - my)) & H32) | (((x ^ flip) | (y ^ flip)) & sm)) != 0) {
+                double pmin = min;
+                double pmax = max;
                 min = v0 < min ? v0 : min;
                 min = v1 < min ? v1 : min;
                 min = v2 < min ? v2 : min;
@@ -243,7 +264,13 @@ public final class TensorStats {
                 max = v1 > max ? v1 : max;
                 max = v2 > max ? v2 : max;
                 max = v3 > max ? v3 : max;
-                thr = threshold32(min, max);
+                if (min != pmin || max != pmax) {
+                    filter.set32(min, max);
+                    hi = filter.hi;
+                    lo = filter.lo;
+                    flip = filter.flip;
+                    sm = filter.sm;
+                }
             }
         }
         int done = pairs << 1;
@@ -321,17 +348,72 @@ public final class TensorStats {
     }
 
     /**
-     * Per-lane constant for the extremum filter of the 16-bit kernels: (magnitude + constant) sets
-     * bit 15 exactly for magnitudes above T, where every element of magnitude at most T lies in
-     * [min, max] (T = the smaller of |min| and |max| while min <= 0 <= max; before that, every
-     * lane passes). Bit patterns of one sign order like their magnitudes, so T is a pattern.
+     * The extremum filter of the float kernels: per lane, bit 15 (31) of {@code (magnitude + hi) |
+     * (lo - magnitude)} or of {@code (x ^ flip) & sm} is set when the lane may lie outside [min, max];
+     * a lane with none set lies inside, so a word of such lanes skips the eight comparisons. Bit
+     * patterns of one sign order like their magnitudes, so the bounds are patterns: while min <= 0 <= max
+     * (strictly), every magnitude up to the smaller of |min| and |max| lies inside; while every value
+     * seen is >= 0 (min may be a zero: activations after a ReLU, probabilities), a lane is inside unless its
+     * sign is set or its magnitude is above max's or below min's; while every value is <= 0, the same
+     * mirrored. Before the first value every lane passes. {@code hi} adds (T_MAX - t) per lane, which
+     * carries into bit 15 (31) exactly for magnitudes above t; {@code lo} is (HIGH + l - 1) per lane,
+     * from which a magnitude below l leaves bit 15 (31) set, without a borrow across lanes (or all ones
+     * below the high bit: never). Recomputed only when min or max change.
      */
-    private static long threshold16(double min, double max, boolean bf16) {
-        if (!(min <= 0 && max >= 0)) {
-            return H16;
+    private static final class Filter {
+        long hi;
+        long lo;
+        long flip;
+        long sm;
+
+        void set16(double min, double max, boolean bf16) {
+            long rep = 0x0001000100010001L;
+            if (!(min <= max)) {
+                all(H16, M16);
+            } else if (min >= 0) {
+                bounds(magnitude16(Math.abs(max), bf16), magnitude16(Math.abs(min), bf16), 0, 0x7FFF, rep, H16, M16);
+            } else if (max <= 0) {
+                bounds(magnitude16(-min, bf16), magnitude16(Math.abs(max), bf16), H16, 0x7FFF, rep, H16, M16);
+            } else {
+                int t = Math.min(magnitude16(-min, bf16), magnitude16(max, bf16));
+                hi = (0x7FFF - t) * rep;
+                lo = M16;
+                flip = 0;
+                sm = 0;
+            }
         }
-        int t = Math.min(magnitude16(Math.abs(min), bf16), magnitude16(Math.abs(max), bf16)); // abs: -0.0
-        return (0x7FFF - t) * 0x0001000100010001L;
+
+        void set32(double min, double max) {
+            long rep = 0x0000000100000001L;
+            if (!(min <= max)) {
+                all(H32, M32);
+            } else if (min >= 0) {
+                bounds(magnitude32(max), magnitude32(min), 0, 0x7FFFFFFFL, rep, H32, M32);
+            } else if (max <= 0) {
+                bounds(magnitude32(min), magnitude32(max), H32, 0x7FFFFFFFL, rep, H32, M32);
+            } else {
+                long t = Math.min(magnitude32(min), magnitude32(max));
+                hi = (0x7FFFFFFFL - t) * rep;
+                lo = M32;
+                flip = 0;
+                sm = 0;
+            }
+        }
+
+        private void all(long high, long never) {
+            hi = high;
+            lo = never;
+            flip = 0;
+            sm = 0;
+        }
+
+        /** Outside: magnitude above {@code upper}, below {@code lower}, or a sign other than {@code sign}'s. */
+        private void bounds(long upper, long lower, long sign, long top, long rep, long high, long never) {
+            hi = (top - upper) * rep;
+            lo = lower > 0 ? (top + lower) * rep : never; // (HIGH + lower - 1) = top + lower
+            flip = sign;
+            sm = high;
+        }
     }
 
     /** The 16-bit pattern of a non-negative value that is exactly a float16 (bfloat16) value. */
@@ -344,14 +426,9 @@ public final class TensorStats {
         return e < 113 ? (int) ((float) v * 0x1p24f) : (e - 112) << 10 | (bits >>> 13 & 0x3FF);
     }
 
-    /** As threshold16 for 32-bit lanes. */
-    private static long threshold32(double min, double max) {
-        if (!(min <= 0 && max >= 0)) {
-            return H32;
-        }
-        long t = Math.min(Float.floatToRawIntBits((float) Math.abs(min)),
-                Float.floatToRawIntBits((float) Math.abs(max)));
-        return (0x7FFFFFFFL - t) * 0x0000000100000001L;
+    /** The 32-bit pattern of |v| (v a float32 value). */
+    private static long magnitude32(double v) {
+        return Float.floatToRawIntBits((float) Math.abs(v)) & 0x7FFFFFFFL;
     }
 
     /*

@@ -32,7 +32,11 @@ class TensorStatsPropertyTest {
             4095, 4096, 4097, 8191, 8192, 8193, 16383, 16384, 16385, 32767, 32768, 32769, 65535, 65536, 65537,
             100_003};
 
-    enum Fill { RANDOM_BYTES, SPECIALS, ONE_SIDED_WITH_NON_FINITE, ZEROS_AND_NON_FINITE, SMALL_POOL }
+    /**
+     * RELU_LIKE: exact zeros (some negative) among values of one sign, as after a ReLU; LATE_OTHER_SIGN: one
+     * sign for the first half, the other for the second (the extremum filter's one-sided bounds, then its switch).
+     */
+    enum Fill { RANDOM_BYTES, SPECIALS, ONE_SIDED_WITH_NON_FINITE, ZEROS_AND_NON_FINITE, SMALL_POOL, RELU_LIKE, LATE_OTHER_SIGN }
 
     @Test
     void everyDtypeFillAndBoundarySizeAgreesWithTheReference() {
@@ -166,6 +170,9 @@ class TensorStatsPropertyTest {
                 case ONE_SIDED_WITH_NON_FINITE -> r.nextInt(5) == 0 ? nonFinite(d, r) : oneSided(d, r, negative);
                 case ZEROS_AND_NON_FINITE -> r.nextBoolean() ? nonFinite(d, r) : signedZero(d, r.nextBoolean());
                 case SMALL_POOL -> pool[r.nextInt(pool.length)];
+                case RELU_LIKE -> r.nextInt(3) == 0 ? signedZero(d, r.nextInt(8) == 0)
+                        : r.nextInt(200) == 0 ? nonFinite(d, r) : oneSided(d, r, negative);
+                case LATE_OTHER_SIGN -> oneSided(d, r, i >= n / 2 != negative);
             };
             for (int k = 0; k < es; k++) {
                 b[off + i * es + k] = (byte) (bits >>> (8 * k));
