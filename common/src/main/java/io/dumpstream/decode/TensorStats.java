@@ -367,52 +367,39 @@ public final class TensorStats {
         long sm;
 
         void set16(double min, double max, boolean bf16) {
-            long rep = 0x0001000100010001L;
-            if (!(min <= max)) {
-                all(H16, M16);
-            } else if (min >= 0) {
-                bounds(magnitude16(Math.abs(max), bf16), magnitude16(Math.abs(min), bf16), 0, 0x7FFF, rep, H16, M16);
-            } else if (max <= 0) {
-                bounds(magnitude16(-min, bf16), magnitude16(Math.abs(max), bf16), H16, 0x7FFF, rep, H16, M16);
-            } else {
-                int t = Math.min(magnitude16(-min, bf16), magnitude16(max, bf16));
-                hi = (0x7FFF - t) * rep;
-                lo = M16;
-                flip = 0;
-                sm = 0;
-            }
+            set(min, max, magnitude16(Math.abs(min), bf16), magnitude16(Math.abs(max), bf16),
+                    0x7FFF, 0x0001000100010001L, H16, M16);
         }
 
         void set32(double min, double max) {
-            long rep = 0x0000000100000001L;
-            if (!(min <= max)) {
-                all(H32, M32);
-            } else if (min >= 0) {
-                bounds(magnitude32(max), magnitude32(min), 0, 0x7FFFFFFFL, rep, H32, M32);
-            } else if (max <= 0) {
-                bounds(magnitude32(min), magnitude32(max), H32, 0x7FFFFFFFL, rep, H32, M32);
-            } else {
-                long t = Math.min(magnitude32(min), magnitude32(max));
-                hi = (0x7FFFFFFFL - t) * rep;
-                lo = M32;
-                flip = 0;
-                sm = 0;
-            }
+            set(min, max, magnitude32(min), magnitude32(max), 0x7FFFFFFFL, 0x0000000100000001L, H32, M32);
         }
 
-        private void all(long high, long never) {
-            hi = high;
+        /**
+         * The bounds for lanes whose magnitudes are at most {@code top} ({@code rep}: one per lane,
+         * {@code high}: every lane's high bit, {@code never}: a lower bound no magnitude is below), from
+         * min and max and their magnitudes' patterns.
+         */
+        private void set(double min, double max, long minMag, long maxMag, long top, long rep, long high, long never) {
             lo = never;
             flip = 0;
             sm = 0;
-        }
-
-        /** Outside: magnitude above {@code upper}, below {@code lower}, or a sign other than {@code sign}'s. */
-        private void bounds(long upper, long lower, long sign, long top, long rep, long high, long never) {
-            hi = (top - upper) * rep;
-            lo = lower > 0 ? (top + lower) * rep : never; // (HIGH + lower - 1) = top + lower
-            flip = sign;
-            sm = high;
+            if (!(min <= max)) {
+                hi = high; // no value yet: every lane passes
+            } else if (min >= 0 || max <= 0) {
+                // one sign so far: outside above the far end's magnitude, below the near end's, or of the other sign
+                boolean nonNegative = min >= 0;
+                long upper = nonNegative ? maxMag : minMag;
+                long lower = nonNegative ? minMag : maxMag;
+                hi = (top - upper) * rep;
+                if (lower > 0) {
+                    lo = (top + lower) * rep; // (HIGH + lower - 1) = top + lower
+                }
+                flip = nonNegative ? 0 : high;
+                sm = high;
+            } else {
+                hi = (top - Math.min(minMag, maxMag)) * rep;
+            }
         }
     }
 

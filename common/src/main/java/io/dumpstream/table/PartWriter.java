@@ -463,22 +463,30 @@ public final class PartWriter<T extends IndexedRecord> implements Closeable {
         switch (kind) {
             case BOOLEAN -> w.write((Boolean) v, r, d);
             case INT -> w.write(((Number) v).intValue(), r, d);
-            case LONG -> w.write(((Number) v).longValue(), r, d);
+            case LONG, TIMESTAMP_MILLIS, TIMESTAMP_MICROS -> w.write(longValue(kind, v), r, d);
             case FLOAT -> w.write(((Number) v).floatValue(), r, d);
             case DOUBLE -> w.write(((Number) v).doubleValue(), r, d);
             case STRING -> w.write(string(v), r, d);
             case BYTES -> w.write(bytes((ByteBuffer) v), r, d);
-            case TIMESTAMP_MILLIS -> w.write(v instanceof Instant t ? t.toEpochMilli() : ((Number) v).longValue(), r, d);
-            case TIMESTAMP_MICROS -> w.write(v instanceof Instant t ? micros(t) : ((Number) v).longValue(), r, d);
             default -> throw new IllegalStateException(kind.name());
         }
     }
 
-    static long micros(Instant t) {
-        return Math.addExact(Math.multiplyExact(t.getEpochSecond(), 1_000_000L), t.getNano() / 1000);
+    /** The long a LONG or timestamp field holds (a timestamp as an {@link Instant} or its count of units). */
+    static long longValue(Kind kind, Object v) {
+        if (v instanceof Instant t) {
+            if (kind == Kind.TIMESTAMP_MILLIS) {
+                return t.toEpochMilli();
+            }
+            if (kind == Kind.TIMESTAMP_MICROS) {
+                return Math.addExact(Math.multiplyExact(t.getEpochSecond(), 1_000_000L), t.getNano() / 1000);
+            }
+        }
+        return ((Number) v).longValue();
     }
 
-    private static Binary string(Object v) {
+    /** A string field's UTF-8 bytes (a {@link Utf8}'s without a copy). */
+    static Binary string(Object v) {
         if (v instanceof Utf8 u) {
             return Binary.fromConstantByteArray(u.getBytes(), 0, u.getByteLength());
         }

@@ -6,7 +6,6 @@ import java.lang.ref.Cleaner;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
-import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -64,7 +63,6 @@ final class SmallPartEncoder {
     private final boolean[] stats;
     private final byte[][][] paths;
     private final int[][] encodings;
-    private final int pageBytes;
     private final int pageThreshold;
     private final int truncateLength;
     private final int codec;
@@ -102,7 +100,6 @@ final class SmallPartEncoder {
             encodings[i] = rle && bitPacked ? new int[] {PLAIN, RLE, BIT_PACKED}
                     : rle ? new int[] {PLAIN, RLE} : new int[] {PLAIN, BIT_PACKED};
         }
-        this.pageBytes = pageBytes;
         this.pageThreshold = pageBytes - pageBytes / 10;
         this.truncateLength = truncateLength;
         this.compressor = compressor;
@@ -421,9 +418,7 @@ final class SmallPartEncoder {
                 }
             }
             case LONG, TIMESTAMP_MILLIS, TIMESTAMP_MICROS -> {
-                long x = kind == PartWriter.Kind.LONG ? ((Number) v).longValue()
-                        : v instanceof Instant t ? (kind == PartWriter.Kind.TIMESTAMP_MILLIS ? t.toEpochMilli() : PartWriter.micros(t))
-                        : ((Number) v).longValue();
+                long x = PartWriter.longValue(kind, v);
                 p.ensure(8).putLong(x);
                 if (s != null) {
                     s.updateStats(x);
@@ -444,18 +439,11 @@ final class SmallPartEncoder {
                 }
             }
             case STRING -> {
-                byte[] b;
-                int n;
-                if (v instanceof Utf8 u) {
-                    b = u.getBytes();
-                    n = u.getByteLength();
-                } else {
-                    b = v.toString().getBytes(StandardCharsets.UTF_8);
-                    n = b.length;
-                }
-                p.ensure(4 + n).putInt(n).put(b, 0, n);
+                Binary x = PartWriter.string(v);
+                int n = x.length();
+                p.ensure(4 + n).putInt(n).put(x.toByteBuffer());
                 if (s != null) {
-                    s.updateStats(Binary.fromConstantByteArray(b, 0, n));
+                    s.updateStats(x);
                 }
             }
             case BYTES -> {

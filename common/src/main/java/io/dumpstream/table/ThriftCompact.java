@@ -41,10 +41,6 @@ final class ThriftCompact {
         return buf;
     }
 
-    byte[] toByteArray() {
-        return Arrays.copyOf(buf, size);
-    }
-
     private void ensure(int n) {
         if (size + n > buf.length) {
             buf = Arrays.copyOf(buf, Math.max(buf.length * 2, size + n));
@@ -111,10 +107,6 @@ final class ThriftCompact {
     void i64(int id, long v) {
         field(id, I64);
         varint(zigzag(v));
-    }
-
-    void bool(int id, boolean v) {
-        field(id, v ? TRUE : FALSE);
     }
 
     void binary(int id, byte[] v) {
