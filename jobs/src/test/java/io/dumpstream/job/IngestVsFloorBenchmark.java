@@ -123,7 +123,7 @@ class IngestVsFloorBenchmark {
                     report.add(String.format(Locale.ROOT, "ingest-vs-floor-marginal shape=%s job_ms_per_mib=%.2f"
                                     + " floor_ms_per_mib=%.2f ratio=%.2f job_fixed_ms=%.0f (ratios %s)", name.trim(),
                             median(marginalJob), median(marginalFloor), median(marginalJob) / median(marginalFloor),
-                            median(fixedJob), ratios.stream().map(x -> String.format(Locale.ROOT, "%.2f", x)).toList()));
+                            median(fixedJob), twoPlaces(ratios)));
                 }
                 if (ab != null) {
                     System.clearProperty(ab[0]);
@@ -131,7 +131,7 @@ class IngestVsFloorBenchmark {
                         report.add(String.format(Locale.ROOT, "ingest-vs-floor-ab shape=%s %s=%s job_ms_per_mib=%.2f"
                                         + " ratio=%.2f over %d rounds (ratios %s)", name.trim(), ab[0], ab[1 + arm],
                                 median(armJob.get(arm)), median(armRatio.get(arm)), armRatio.get(arm).size(),
-                                armRatio.get(arm).stream().map(x -> String.format(Locale.ROOT, "%.2f", x)).toList()));
+                                twoPlaces(armRatio.get(arm))));
                     }
                 }
                 long latencyBytes = (long) (LATENCY_SECONDS * (shape.payloadBytes() > (1 << 20) ? 0.5 : 8)
@@ -158,7 +158,7 @@ class IngestVsFloorBenchmark {
 
     /**
      * Publishes {@code bytes} of backlog to a new topic, reads it with the floor, drains it with the
-     * job: {floor ms/MiB, job ms/MiB through the commit, snapshot files per checkpoint, MiB... as bytes,
+     * job: {floor ms/MiB, job ms/MiB through the commit, snapshot files per checkpoint, backlog bytes,
      * floor CPU ms, job CPU ms}.
      */
     private static double[] round(LocalKafka kafka, IngestThroughputBenchmark.Shape shape, String name, String label,
@@ -188,6 +188,10 @@ class IngestVsFloorBenchmark {
                 admin.deleteTopics(List.of(topic, topic + ".dlq")).all().get();
             }
         }
+    }
+
+    private static List<String> twoPlaces(List<Double> xs) {
+        return xs.stream().map(x -> String.format(Locale.ROOT, "%.2f", x)).toList();
     }
 
     private static double median(List<Double> xs) {
