@@ -288,9 +288,15 @@ class IngestThroughputBenchmark {
                         printThreads(threads, mib);
                         threads.close();
                     } else {
+                        ThreadCpu stopThreads = Boolean.getBoolean("bench.stopThreads") ? new ThreadCpu() : null;
                         job.stop(Duration.ofMinutes(2));
                         long stopped = System.nanoTime();
                         long cpuStopped = processCpuNanos();
+                        if (stopThreads != null) {
+                            System.out.println("  the stop's CPU by thread:");
+                            printThreads(stopThreads, mib);
+                            stopThreads.close();
+                        }
                         if (tables.rowCount(HivePartition.DUMPS) < b.dumps) {
                             throw new AssertionError("the stop's savepoint committed " + tables.rowCount(HivePartition.DUMPS)
                                     + " of " + b.dumps + " dumps");
