@@ -25,7 +25,10 @@ import java.util.Locale;
  * (medians over rounds; files per checkpoint = snapshot files landed / checkpoints the drain spanned,
  * its committed wall time over the interval, rounded up), then a line with the peak live heap (an
  * untimed first round with a full-GC probe that also warms the JIT up) and publish-to-commit p50/p95
- * at a steady publish rate with the same checkpoint interval.
+ * at a steady publish rate with the same checkpoint interval. A second line per shape sets the job against
+ * the floor with its output in as many part files as the job landed, each landed as the job's committer
+ * lands a part ({@link IngestFloorBenchmark#consumeIntoParts}): the least the contract's partition
+ * layout asks of any exactly-once ingest on a local file system.
  *
  * <pre>
  * bash jobs/bench/ingest-vs-floor.sh
@@ -75,6 +78,7 @@ class IngestVsFloorBenchmark {
                 double[] live = IngestThroughputBenchmark.memoryRound(kafka, shape, INTERVAL);
                 List<Double> job = new ArrayList<>();
                 List<Double> floor = new ArrayList<>();
+                List<Double> layoutFloor = new ArrayList<>();
                 List<Double> filesPerCheckpoint = new ArrayList<>();
                 String[] ab = AB.isEmpty() ? null : AB.split("[=,]");
                 List<List<Double>> armRatio = List.of(new ArrayList<>(), new ArrayList<>());
@@ -95,6 +99,7 @@ class IngestVsFloorBenchmark {
                             r[6], r[5]);
                     if (round >= 0) {
                         floor.add(r[0]);
+                        layoutFloor.add(r[7]);
                         job.add(r[1]);
                         filesPerCheckpoint.add(r[2]);
                         armRatio.get(arm).add(r[1] / r[0]);
@@ -142,6 +147,9 @@ class IngestVsFloorBenchmark {
                 report.add(String.format(Locale.ROOT, "ingest-vs-floor shape=%s job_ms_per_mib=%.2f floor_ms_per_mib=%.2f"
                                 + " ratio=%.2f files_per_checkpoint=%.0f", name.trim(), median(job), median(floor),
                         median(job) / median(floor), median(filesPerCheckpoint)));
+                report.add(String.format(Locale.ROOT, "  shape=%s against the floor in part files as the layout needs"
+                                + " (as many as the job landed, each fsynced and renamed): layout_floor_ms_per_mib=%.2f ratio=%.2f",
+                        name.trim(), median(layoutFloor), median(job) / median(layoutFloor)));
                 report.add(String.format(Locale.ROOT, "  shape=%s peak_live_heap_mib=%.0f (job adds %.0f)"
                                 + " peak_direct_mib=%.0f (job adds %.0f) publish_to_commit_p50_ms=%.0f"
                                 + " p95_ms=%.0f over %.0f dumps, checkpoint %ds (goal p50 < %d ms); medians of %d rounds,"
@@ -161,7 +169,8 @@ class IngestVsFloorBenchmark {
     /**
      * Publishes {@code bytes} of backlog to a new topic, reads it with the floor, drains it with the
      * job: {floor ms/MiB, job ms/MiB through the commit, snapshot files per checkpoint, backlog bytes,
-     * floor CPU ms, job CPU ms, the JIT's compile ms from the job's start to its stop}. Before the floor's
+     * floor CPU ms, job CPU ms, the JIT's compile ms from the job's start to its stop, the floor's ms/MiB
+     * with its output in as many part files as the job landed}. Before the floor's
      * and before the job's window the JIT is left to finish what the step before queued
      * ({@link #quiesceJit()}).
      */
@@ -180,15 +189,21 @@ class IngestVsFloorBenchmark {
             double[] j = IngestThroughputBenchmark.drain(kafka, topic, dir, b, INTERVAL, 0, true);
             compiled = compileMillis() - compiled;
             long files = new LandedTables(dir.resolve("out")).files(HivePartition.SNAPSHOTS).size();
+            // the floor again with its output in as many part files as the job landed, each landed the way the
+            // job's committer lands one (see IngestFloorBenchmark.consumeIntoParts)
+            quiesceJit();
+            double[] lf = IngestFloorBenchmark.consumeIntoParts(kafka, topic, b.messages(), dir.resolve("layout-floor"),
+                    Files.size(out) / Math.max(1, files));
             double committedSeconds = b.bytes() / MIB / j[1];
             double checkpoints = Math.max(1, Math.ceil(committedSeconds / INTERVAL.toSeconds()));
             System.out.printf(Locale.ROOT, "%s %s %d: %d dumps %.0f MiB; floor %.2f ms/MiB (%.1f MiB/s);"
                             + " job %.2f ms/MiB through the commit (%.2f to the last record decoded;"
                             + " %.1f MiB/s processing, %.1f MiB/s committed); ratio %.2f;"
-                            + " %d snapshot files over %.0f checkpoints%n", name, label, index, b.dumps(),
-                    b.bytes() / MIB, f[1], f[0], j[7], j[2], j[0], j[1], j[7] / f[1], files, checkpoints);
+                            + " %d snapshot files over %.0f checkpoints; the floor in %.0f part files %.2f ms/MiB (ratio %.2f)%n",
+                    name, label, index, b.dumps(), b.bytes() / MIB, f[1], f[0], j[7], j[2], j[0], j[1], j[7] / f[1], files,
+                    checkpoints, lf[2], lf[1], j[7] / lf[1]);
             double mib = b.bytes() / MIB;
-            return new double[] {f[1], j[7], files / checkpoints, b.bytes(), f[1] * mib, j[7] * mib, compiled};
+            return new double[] {f[1], j[7], files / checkpoints, b.bytes(), f[1] * mib, j[7] * mib, compiled, lf[1]};
         } finally {
             IngestThroughputBenchmark.delete(dir);
             Files.deleteIfExists(out);
