@@ -193,7 +193,7 @@ class IngestVsFloorBenchmark {
             // job's committer lands one (see IngestFloorBenchmark.consumeIntoParts)
             quiesceJit();
             double[] lf = IngestFloorBenchmark.consumeIntoParts(kafka, topic, b.messages(), dir.resolve("layout-floor"),
-                    Files.size(out) / Math.max(1, files));
+                    (Files.size(out) + files - 1) / Math.max(1, files));
             double committedSeconds = b.bytes() / MIB / j[1];
             double checkpoints = Math.max(1, Math.ceil(committedSeconds / INTERVAL.toSeconds()));
             System.out.printf(Locale.ROOT, "%s %s %d: %d dumps %.0f MiB; floor %.2f ms/MiB (%.1f MiB/s);"
