@@ -2,14 +2,6 @@ package io.dumpstream.job;
 
 import io.dumpstream.local.LocalKafka;
 
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Locale;
 import java.util.Properties;
 
@@ -46,43 +38,16 @@ public final class ConsumeBench {
     }
 
     private static double consume(LocalKafka kafka, String topic, long messages, String settings) {
-        Properties p = new Properties();
-        p.put("bootstrap.servers", kafka.bootstrapServers());
-        p.put("key.deserializer", ByteArrayDeserializer.class.getName());
-        p.put("value.deserializer", ByteArrayDeserializer.class.getName());
-        switch (settings) {
-            case "floor" -> {
-                p.put("max.partition.fetch.bytes", Integer.toString(LocalKafka.MAX_MESSAGE_BYTES));
-                p.put("fetch.max.bytes", Integer.toString(64 << 20));
-            }
-            case "job" -> {
-                p.put("max.partition.fetch.bytes", Integer.toString(4 << 20));
-                p.put("fetch.max.bytes", Integer.toString(8 << 20));
-                p.put("max.poll.records", "4");
-            }
-            default -> {
-                p.put("max.partition.fetch.bytes", Integer.toString(16 << 20));
-                p.put("fetch.max.bytes", Integer.toString(32 << 20));
-                p.put("max.poll.records", "4");
-            }
+        Properties p = new Properties(); // "floor": the loop's own settings, as the floor reads
+        if (settings.equals("job")) {
+            p.put("max.partition.fetch.bytes", Integer.toString(4 << 20));
+            p.put("fetch.max.bytes", Integer.toString(8 << 20));
+            p.put("max.poll.records", "4");
+        } else if (!settings.equals("floor")) {
+            p.put("max.partition.fetch.bytes", Integer.toString(16 << 20));
+            p.put("fetch.max.bytes", Integer.toString(32 << 20));
+            p.put("max.poll.records", "4");
         }
-        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p)) {
-            List<TopicPartition> parts = new ArrayList<>();
-            consumer.partitionsFor(topic).forEach(i -> parts.add(new TopicPartition(topic, i.partition())));
-            consumer.assign(parts);
-            consumer.seekToBeginning(parts);
-            long n = 0;
-            long bytes = 0;
-            long cpu0 = IngestThroughputBenchmark.processCpuNanos();
-            while (n < messages) {
-                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(500))) {
-                    n++;
-                    if (r.value() != null) {
-                        bytes += r.value().length;
-                    }
-                }
-            }
-            return (IngestThroughputBenchmark.processCpuNanos() - cpu0) / 1e6 / (bytes / 1048576.0);
-        }
+        return IngestThroughputBenchmark.consumeAll(kafka, topic, messages, p, v -> { })[1];
     }
 }

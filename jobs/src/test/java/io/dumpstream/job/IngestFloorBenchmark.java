@@ -109,40 +109,21 @@ class IngestFloorBenchmark {
 
     /** {MiB/s, process CPU ms per MiB} of reading the whole topic once in {@code mode}. */
     static double[] consume(LocalKafka kafka, String topic, long messages, Mode mode, Path out) throws Exception {
-        CRC32C crc = new CRC32C();
-        byte[] dst = new byte[(int) Math.max(Zstd.compressBound(LocalKafka.MAX_MESSAGE_BYTES),
-                Snappy.maxCompressedLength(LocalKafka.MAX_MESSAGE_BYTES))];
-        long[] sink = new long[3];
         try (FileChannel file = FileChannel.open(out, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
-            double[] r = IngestThroughputBenchmark.consumeAll(kafka, topic, messages, v -> {
-                sink[2] += v.length;
-                if (mode != Mode.RAW) {
-                    crc.reset();
-                    crc.update(v, 0, v.length);
-                    sink[0] += crc.getValue();
+            return consume(kafka, topic, messages, mode, new Output() {
+                @Override
+                public void write(byte[] b, int len) {
+                    IngestFloorBenchmark.write(file, ByteBuffer.wrap(b, 0, len));
                 }
-                if (mode == Mode.STATS_ZSTD1) {
-                    io.dumpstream.format.Dtype dt = STATS_DTYPES[(int) (sink[1]++ % STATS_DTYPES.length)];
-                    int whole = v.length - v.length % dt.elementSize();
-                    sink[0] += io.dumpstream.decode.TensorStats.compute(dt, v, 0, whole).hashCode();
-                }
-                if (mode.ordinal() >= Mode.FLOOR.ordinal()) {
-                    write(file, dst, compress(mode, v, dst));
+
+                @Override
+                public void land() throws java.io.IOException {
+                    // one fsync of the whole output: 0.0-0.15 ms/MiB, most of the file having been written back
+                    // by the kernel's flusher threads, outside this process, meanwhile (left out of the timing
+                    // until 2026-12-07)
+                    file.force(true);
                 }
             });
-            if (mode.ordinal() >= Mode.FLOOR.ordinal()) {
-                // landed means durable: the fsync is counted, as the job's fsync of every part is (left out of the
-                // timing until 2026-12-07; one fsync of the whole output costs 0.0-0.15 ms/MiB, most of the file
-                // having been written back by the kernel's flusher threads, outside this process, meanwhile)
-                long cpu = IngestThroughputBenchmark.processCpuNanos();
-                file.force(true);
-                double fsync = (IngestThroughputBenchmark.processCpuNanos() - cpu) / 1e6 / (sink[2] / MIB);
-                r[1] += fsync;
-            }
-            if (sink[0] == 42) {
-                System.out.println(); // keeps the CRC from being optimised away
-            }
-            return r;
         }
     }
 
@@ -157,31 +138,56 @@ class IngestFloorBenchmark {
      */
     static double[] consumeIntoParts(LocalKafka kafka, String topic, long messages, Path dir, long partBytes)
             throws Exception {
-        CRC32C crc = new CRC32C();
-        byte[] dst = new byte[(int) Zstd.compressBound(LocalKafka.MAX_MESSAGE_BYTES)];
-        long[] sink = new long[3];
         Parts parts = new Parts(dir, Math.max(1, partBytes));
+        double[] r = consume(kafka, topic, messages, Mode.STATS_ZSTD1, parts);
+        return new double[] {r[0], r[1], parts.count};
+    }
+
+    /** Where a mode that writes puts its compressed values, and how it lands them once all are written. */
+    private interface Output {
+        void write(byte[] b, int len);
+
+        void land() throws java.io.IOException;
+    }
+
+    /**
+     * {MiB/s, process CPU ms per MiB} of reading the whole topic once in {@code mode}, writing to
+     * {@code out}; landed means durable, so the landing (the fsync) is counted, as the job's of every part is.
+     */
+    private static double[] consume(LocalKafka kafka, String topic, long messages, Mode mode, Output out)
+            throws Exception {
+        CRC32C crc = new CRC32C();
+        byte[] dst = new byte[(int) Math.max(Zstd.compressBound(LocalKafka.MAX_MESSAGE_BYTES),
+                Snappy.maxCompressedLength(LocalKafka.MAX_MESSAGE_BYTES))];
+        long[] sink = new long[2];
         double[] r = IngestThroughputBenchmark.consumeAll(kafka, topic, messages, v -> {
-            crc.reset();
-            crc.update(v, 0, v.length);
-            sink[0] += crc.getValue();
-            io.dumpstream.format.Dtype dt = STATS_DTYPES[(int) (sink[1]++ % STATS_DTYPES.length)];
-            int whole = v.length - v.length % dt.elementSize();
-            sink[0] += io.dumpstream.decode.TensorStats.compute(dt, v, 0, whole).hashCode();
-            sink[2] += v.length;
-            parts.write(dst, compress(Mode.STATS_ZSTD1, v, dst));
+            if (mode != Mode.RAW) {
+                crc.reset();
+                crc.update(v, 0, v.length);
+                sink[0] += crc.getValue();
+            }
+            if (mode == Mode.STATS_ZSTD1) {
+                io.dumpstream.format.Dtype dt = STATS_DTYPES[(int) (sink[1]++ % STATS_DTYPES.length)];
+                int whole = v.length - v.length % dt.elementSize();
+                sink[0] += io.dumpstream.decode.TensorStats.compute(dt, v, 0, whole).hashCode();
+            }
+            if (mode.ordinal() >= Mode.FLOOR.ordinal()) {
+                out.write(dst, compress(mode, v, dst));
+            }
         });
-        long cpu = IngestThroughputBenchmark.processCpuNanos();
-        parts.close();
-        double last = (IngestThroughputBenchmark.processCpuNanos() - cpu) / 1e6 / (sink[2] / MIB);
-        if (sink[0] == 42) {
-            System.out.println();
+        if (mode.ordinal() >= Mode.FLOOR.ordinal()) {
+            long cpu = IngestThroughputBenchmark.processCpuNanos();
+            out.land();
+            r[1] += (IngestThroughputBenchmark.processCpuNanos() - cpu) / 1e6 / r[2];
         }
-        return new double[] {r[0], r[1] + last, parts.count};
+        if (sink[0] == 42) {
+            System.out.println(); // keeps the CRC from being optimised away
+        }
+        return new double[] {r[0], r[1]};
     }
 
     /** Part files as a local committer lands them: see {@link #consumeIntoParts}. */
-    private static final class Parts {
+    private static final class Parts implements Output {
         private final Path dir;
         private final long partBytes;
         private FileChannel file;
@@ -195,7 +201,8 @@ class IngestFloorBenchmark {
             this.partBytes = partBytes;
         }
 
-        void write(byte[] b, int len) {
+        @Override
+        public void write(byte[] b, int len) {
             try {
                 int off = 0;
                 while (off < len) {
@@ -208,14 +215,11 @@ class IngestFloorBenchmark {
                         inPart = 0;
                     }
                     int n = (int) Math.min(len - off, partBytes - inPart);
-                    ByteBuffer buf = ByteBuffer.wrap(b, off, n);
-                    while (buf.hasRemaining()) {
-                        file.write(buf);
-                    }
+                    IngestFloorBenchmark.write(file, ByteBuffer.wrap(b, off, n));
                     off += n;
                     inPart += n;
                     if (inPart >= partBytes) {
-                        close();
+                        land();
                     }
                 }
             } catch (java.io.IOException e) {
@@ -224,7 +228,8 @@ class IngestFloorBenchmark {
         }
 
         /** Lands the open part: fsync, close, rename. */
-        void close() throws java.io.IOException {
+        @Override
+        public void land() throws java.io.IOException {
             if (file != null) {
                 file.force(true);
                 file.close();
@@ -250,9 +255,8 @@ class IngestFloorBenchmark {
         }
     }
 
-    private static void write(FileChannel file, byte[] dst, int len) {
+    private static void write(FileChannel file, ByteBuffer b) {
         try {
-            ByteBuffer b = ByteBuffer.wrap(dst, 0, len);
             while (b.hasRemaining()) {
                 file.write(b);
             }
