@@ -78,6 +78,8 @@ public final class PartWriter<T extends IndexedRecord> implements Closeable {
         private final Map<String, String> metadata;
         private final long rowGroupBytes;
         private final BytesInputCompressor compressor;
+        /** Where pages and deferred payloads are held: {@link OffHeapPages#INSTANCE}, or unpooled (see {@link #PAGE_POOL}). */
+        private final OffHeapPages memory;
         /** Writes the parts that close while still deferring their rows; null with dictionaries (or switched off). */
         private final SmallPartEncoder encoder;
 
@@ -123,8 +125,9 @@ public final class PartWriter<T extends IndexedRecord> implements Closeable {
             extra.put(ParquetWriter.OBJECT_MODEL_NAME_PROP, "avro");
             metadata = Map.copyOf(extra);
             rowGroupBytes = settings.rowGroupBytes();
+            memory = "false".equals(System.getProperty(PAGE_POOL)) ? OffHeapPages.UNPOOLED : OffHeapPages.INSTANCE;
             if (settings.codec() == CompressionCodecName.ZSTD) {
-                compressor = new ZstdPageCompressor(settings.zstdLevel());
+                compressor = new ZstdPageCompressor(settings.zstdLevel(), memory);
             } else {
                 compressor = new CodecFactory(new Configuration(false), settings.pageBytes()).getCompressor(settings.codec());
             }
@@ -258,6 +261,11 @@ public final class PartWriter<T extends IndexedRecord> implements Closeable {
      * benchmarks against parquet-java's writer).
      */
     public static final String SMALL_PART_ENCODER = "dumpstream.smallPartEncoder";
+    /**
+     * System property: {@code false} gives the factories made from then on page memory that keeps no
+     * released buffer for reuse ({@link OffHeapPages#UNPOOLED}), for an A/B of the pool.
+     */
+    public static final String PAGE_POOL = "dumpstream.pagePool";
     /** What a deferred row is counted at besides its binary values: its values array and boxed fields. */
     static final int DEFERRED_ROW_BYTES = 1024;
     /**
@@ -319,7 +327,7 @@ public final class PartWriter<T extends IndexedRecord> implements Closeable {
     }
 
     private void startRowGroup() {
-        pages = new ColumnChunkPageWriteStore(factory.compressor, factory.parquetSchema, OffHeapPages.INSTANCE,
+        pages = new ColumnChunkPageWriteStore(factory.compressor, factory.parquetSchema, factory.memory,
                 factory.props.getColumnIndexTruncateLength(), factory.props.getPageWriteChecksumEnabled(), null,
                 rowGroupOrdinal);
         store = factory.props.newColumnWriteStore(factory.parquetSchema, pages, pages);
@@ -408,7 +416,7 @@ public final class PartWriter<T extends IndexedRecord> implements Closeable {
             // block; a payload of more than half a block gets a block of its own size (48 KiB rows in 64 KiB
             // blocks were counted a third over their bytes, and the sink rolled parts that much sooner)
             int size = n > ARENA_BLOCK_BYTES / 2 ? n : ARENA_BLOCK_BYTES;
-            block = OffHeapPages.INSTANCE.allocate(size);
+            block = factory.memory.allocate(size);
             arena.add(block);
             arenaBytes += size;
         }
@@ -420,7 +428,7 @@ public final class PartWriter<T extends IndexedRecord> implements Closeable {
 
     private void releaseArena() {
         for (ByteBuffer block : arena) {
-            OffHeapPages.INSTANCE.release(block);
+            factory.memory.release(block);
         }
         arena.clear();
         arenaBytes = 0;

@@ -34,12 +34,12 @@ final class ZstdPageCompressor implements BytesInputCompressor {
     private static final Cleaner CLEANER = Cleaner.create();
 
     private final ZstdCompressCtx ctx;
-    private final Buffers buffers = new Buffers();
+    private final Buffers buffers;
     /** Hands out the reused input buffer, grown as needed; parquet-java fills it with the page's pieces. */
     private final ByteBufferAllocator input = new ByteBufferAllocator() {
         @Override
         public ByteBuffer allocate(int size) {
-            buffers.in = grown(buffers.in, size);
+            buffers.in = buffers.grown(buffers.in, size);
             return buffers.in.clear();
         }
 
@@ -54,7 +54,9 @@ final class ZstdPageCompressor implements BytesInputCompressor {
         }
     };
 
-    ZstdPageCompressor(int level) {
+    /** At {@code level}, its buffers from {@code memory}. */
+    ZstdPageCompressor(int level, OffHeapPages memory) {
+        buffers = new Buffers(memory);
         ZstdCompressCtx c = new ZstdCompressCtx();
         c.setLevel(level);
         ctx = c;
@@ -78,23 +80,10 @@ final class ZstdPageCompressor implements BytesInputCompressor {
             throw new IOException("page said " + size + " bytes but gave " + src.remaining());
         }
         int bound = (int) Math.min(Integer.MAX_VALUE, Zstd.compressBound(size));
-        buffers.out = grown(buffers.out, bound);
+        buffers.out = buffers.grown(buffers.out, bound);
         ByteBuffer out = buffers.out;
         int n = ctx.compressDirectByteBuffer(out, 0, out.capacity(), src, src.position(), src.remaining());
         return BytesInput.from(out, 0, n);
-    }
-
-    /** {@code b}, or a direct buffer of at least {@code size} bytes in its place (the old one freed). */
-    private static ByteBuffer grown(ByteBuffer b, int size) {
-        if (b != null && b.capacity() >= size) {
-            return b;
-        }
-        if (b != null) {
-            OffHeapPages.INSTANCE.release(b);
-        }
-        // whole 64 KiB units: pages of about one size reuse one buffer
-        long capacity = ((long) size + (64 << 10) - 1) & -(64L << 10);
-        return ByteBuffer.allocateDirect((int) Math.min(Integer.MAX_VALUE - 8, Math.max(64 << 10, capacity)));
     }
 
     @Override
@@ -107,17 +96,39 @@ final class ZstdPageCompressor implements BytesInputCompressor {
         // shared by every part of the factory
     }
 
-    /** The reused direct buffers, freed with the compressor. */
+    /** The reused direct buffers, given back with the compressor. */
     private static final class Buffers {
+        private final OffHeapPages memory;
         ByteBuffer in;
         ByteBuffer out;
 
+        Buffers(OffHeapPages memory) {
+            this.memory = memory;
+        }
+
+        /**
+         * {@code b}, or a direct buffer of at least {@code size} bytes (and at least 64 KiB, a quarter
+         * more than {@code b}: a growing page size regrows a few times, not at every new largest page)
+         * in its place, the old one given back.
+         */
+        ByteBuffer grown(ByteBuffer b, int size) {
+            if (b != null && b.capacity() >= size) {
+                return b;
+            }
+            long want = Math.max(64 << 10, Math.max(size, b == null ? 0 : b.capacity() + (b.capacity() >>> 2)));
+            if (b != null) {
+                memory.release(b);
+            }
+            ByteBuffer grown = memory.direct((int) Math.min(Integer.MAX_VALUE - 8, want));
+            return grown.limit(grown.capacity());
+        }
+
         void free() {
             if (in != null) {
-                OffHeapPages.INSTANCE.release(in);
+                memory.release(in);
             }
             if (out != null) {
-                OffHeapPages.INSTANCE.release(out);
+                memory.release(out);
             }
         }
     }

@@ -2,15 +2,18 @@ package io.dumpstream.table;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import org.junit.jupiter.api.Test;
 
 class OffHeapPagesTest {
     @Test
-    void payloadPagesGoOffHeapAndAreFreedOnRelease() {
-        OffHeapPages pages = new OffHeapPages(Long.MAX_VALUE);
+    void payloadPagesGoOffHeapAndAreFreedOnReleaseWithoutAPool() {
+        OffHeapPages pages = new OffHeapPages(Long.MAX_VALUE, 0);
         long before = OffHeapPages.directBytesInUse();
         ByteBuffer b = pages.allocate(1 << 20);
         assertTrue(b.isDirect());
@@ -41,6 +44,92 @@ class OffHeapPagesTest {
         assertFalse(second.isDirect(), "another 64 KiB would pass it: heap");
         pages.release(first);
         assertTrue(pages.allocate(64 << 10).isDirect(), "room again after the release");
+    }
+
+    @Test
+    void aReleasedBufferIsReusedForASizeOfItsClassAsGiven() {
+        OffHeapPages pages = new OffHeapPages(Long.MAX_VALUE, 8 << 20);
+        ByteBuffer b = pages.allocate(1 << 20);
+        b.order(ByteOrder.LITTLE_ENDIAN).position(100);
+        long used = OffHeapPages.directBytesInUse();
+        pages.release(b);
+        assertEquals(1 << 20, pages.keptBytes());
+        assertEquals(used, OffHeapPages.directBytesInUse(), "kept, not freed");
+        ByteBuffer again = pages.allocate((1 << 20) - 5000);
+        assertSame(b, again, "the kept buffer serves a request of its class");
+        assertEquals(0, again.position());
+        assertEquals((1 << 20) - 5000, again.limit(), "limited to the size asked for");
+        assertEquals(ByteOrder.BIG_ENDIAN, again.order());
+        assertEquals(0, pages.keptBytes());
+        pages.release(again);
+        ByteBuffer smaller = pages.allocate(256 << 10);
+        assertNotSame(b, smaller, "a buffer four times the size asked for is not handed out");
+        assertEquals(256 << 10, smaller.capacity());
+        ByteBuffer larger = pages.allocate((1 << 20) + 1);
+        assertNotSame(b, larger, "nor one smaller than asked for");
+        assertEquals((1 << 20) + (128 << 10), larger.capacity(), "rounded up to an eighth of its power of two");
+        pages.freeKept();
+        assertEquals(0, pages.keptBytes());
+    }
+
+    @Test
+    void theKeptBuffersAreBoundedAndABufferReleasedTwiceIsKeptOnce() {
+        OffHeapPages pages = new OffHeapPages(Long.MAX_VALUE, 1 << 20);
+        ByteBuffer a = pages.allocate(512 << 10);
+        ByteBuffer b = pages.allocate(512 << 10);
+        ByteBuffer c = pages.allocate(512 << 10);
+        pages.release(a);
+        pages.release(a);
+        assertEquals(512 << 10, pages.keptBytes(), "released twice, kept once");
+        pages.release(b);
+        long used = OffHeapPages.directBytesInUse();
+        pages.release(c);
+        assertEquals(1 << 20, pages.keptBytes(), "no more than the pool's bytes");
+        assertEquals(used - (512 << 10), OffHeapPages.directBytesInUse(), "the one over the bound is freed now");
+        ByteBuffer x = pages.allocate(512 << 10);
+        ByteBuffer y = pages.allocate(512 << 10);
+        assertNotSame(x, y);
+        assertTrue((x == a || x == b) && (y == a || y == b));
+        pages.release(x);
+        pages.release(y);
+        pages.freeKept();
+    }
+
+    @Test
+    void keptBuffersAreFreedBeforeAPageGoesToTheHeap() {
+        long used = OffHeapPages.directBytesInUse();
+        OffHeapPages pages = new OffHeapPages(used + (200 << 10), 1 << 20);
+        ByteBuffer a = pages.allocate(64 << 10);
+        ByteBuffer b = pages.allocate(64 << 10);
+        pages.release(a);
+        pages.release(b);
+        assertEquals(128 << 10, pages.keptBytes());
+        ByteBuffer big = pages.allocate(128 << 10);
+        assertTrue(big.isDirect(), "room made by freeing the kept buffers");
+        assertEquals(0, pages.keptBytes());
+        pages.release(big);
+        pages.freeKept();
+    }
+
+    @Test
+    void aCompressorsBufferIsDirectWhateverTheLimit() {
+        OffHeapPages pages = new OffHeapPages(0, 1 << 20);
+        ByteBuffer b = pages.direct(100_000);
+        assertTrue(b.isDirect());
+        assertEquals(100_000, b.limit());
+        assertEquals(OffHeapPages.capacityFor(100_000), b.capacity());
+        assertFalse(pages.allocate(100_000).isDirect(), "a page over the limit still goes to the heap");
+        pages.release(b);
+        pages.freeKept();
+    }
+
+    @Test
+    void capacityClassesAreEighthsOfAPowerOfTwo() {
+        assertEquals(4096, OffHeapPages.capacityFor(1));
+        assertEquals(64 << 10, OffHeapPages.capacityFor(64 << 10));
+        assertEquals(48 << 10, OffHeapPages.capacityFor((48 << 10) - 1));
+        assertEquals((4 << 20) + (512 << 10), OffHeapPages.capacityFor((4 << 20) + 1));
+        assertEquals(Integer.MAX_VALUE - 8, OffHeapPages.capacityFor(Integer.MAX_VALUE - 8));
     }
 
     @Test

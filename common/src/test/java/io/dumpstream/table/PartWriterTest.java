@@ -172,11 +172,11 @@ class PartWriterTest {
                 w.write(row);
                 written.add(row);
             }
-            held = OffHeapPages.directBytesInUse() - before;
+            held = held() - before;
         }
         // 4 MiB of payload, little of it compressible: the pages written so far are off the heap
         assertTrue(held >= 2L << 20, "off-heap page bytes while the row group is open: " + held);
-        long still = OffHeapPages.directBytesInUse() - before;
+        long still = held() - before;
         assertTrue(still < 64 << 10, "freed once written: " + still + " bytes still held");
         assertEquals(written, readAvro(file, TensorSnapshot.class));
     }
@@ -207,14 +207,14 @@ class PartWriterTest {
             }
             assertEquals(0, stream.getPos(), "bytes written before the part closes");
             assertEquals(4, w.rows());
-            long offHeap = OffHeapPages.directBytesInUse() - before;
+            long offHeap = held() - before;
             assertTrue(offHeap >= 4L * (48 << 10), "payload bytes held off the heap: " + offHeap);
             assertTrue(w.memoryBytes() >= offHeap && w.memoryBytes() < PartWriter.WRITER_BYTES + offHeap,
                     "memory " + w.memoryBytes() + " for " + offHeap + " off-heap bytes");
             w.close();
             assertTrue(stream.getPos() > 4L * (48 << 10), "file bytes " + stream.getPos());
         }
-        long still = OffHeapPages.directBytesInUse() - before;
+        long still = held() - before;
         assertTrue(still <= 0, "payload copies freed at close: " + still + " bytes still held");
         assertEquals(written, readAvro(file, TensorSnapshot.class));
         assertEquals(1, footer(file).getBlocks().size());
@@ -281,12 +281,17 @@ class PartWriterTest {
      * The JVM's direct memory in use once buffers other tests dropped are freed (their cleaners run
      * after a collection, on their own thread).
      */
+    /** Direct memory in use less the released buffers the page memory keeps for reuse: what writers hold. */
+    private static long held() {
+        return OffHeapPages.directBytesInUse() - OffHeapPages.INSTANCE.keptBytes();
+    }
+
     private static long settledDirectBytes() throws InterruptedException {
         long last = -1;
         for (int i = 0; i < 50; i++) {
             System.gc();
             Thread.sleep(20);
-            long now = OffHeapPages.directBytesInUse();
+            long now = held();
             if (now == last) {
                 return now;
             }
