@@ -44,7 +44,9 @@ import org.apache.parquet.bytes.ByteBufferAllocator;
  * or the one above, so a buffer has at most about a quarter more capacity than was asked for; its
  * limit is the size asked for. A reused buffer is not zeroed: callers write before they read, as
  * with every parquet-java allocator. The kept buffers count as direct memory in use, and they are
- * freed when a page would otherwise go to the heap for want of room under the limit.
+ * freed when a page would otherwise go to the heap for want of room under the limit, and when they
+ * have not been asked for in {@link #KEEP_NANOS} (looked over at a release, at most every quarter
+ * of that: a TaskManager whose jobs moved on to other page sizes does not hold the old ones).
  */
 public final class OffHeapPages implements ByteBufferAllocator {
     /** Pages from this size on may go off the heap. */
@@ -55,6 +57,8 @@ public final class OffHeapPages implements ByteBufferAllocator {
             .stream().filter(b -> b.getName().equals("direct")).findFirst()
             .orElseThrow(() -> new ExceptionInInitializerError("no direct buffer pool bean"));
 
+    /** How long a kept buffer waits to be asked for again before it is freed: six 10 s checkpoint intervals. */
+    static final long KEEP_NANOS = 60_000_000_000L;
     /** Kept buffers at most, whatever their size. */
     static final int POOL_BUFFERS = 1 << 14;
 
@@ -71,9 +75,11 @@ public final class OffHeapPages implements ByteBufferAllocator {
     private final long poolBytes;
     /** Kept buffers by capacity; guarded by itself. */
     private final TreeMap<Integer, ArrayDeque<ByteBuffer>> kept = new TreeMap<>();
-    /** The kept buffers by identity (a buffer's own hash is of its content). */
-    private final IdentityHashMap<ByteBuffer, Boolean> keptSet = new IdentityHashMap<>();
+    /** The kept buffers by identity (a buffer's own hash is of its content), with when each was released. */
+    private final IdentityHashMap<ByteBuffer, Long> keptSet = new IdentityHashMap<>();
     private long keptBytes;
+    /** When the kept buffers were last looked over for ones kept too long ({@link #expire}). */
+    private long lastExpiry = System.nanoTime();
     private int keptBuffers;
 
     /** Off the heap while the JVM's direct memory in use stays at or under {@code limit} bytes. */
@@ -126,6 +132,11 @@ public final class OffHeapPages implements ByteBufferAllocator {
      */
     @Override
     public void release(ByteBuffer b) {
+        release(b, System.nanoTime());
+    }
+
+    /** {@link #release(ByteBuffer)} at {@code now} (of {@code System.nanoTime}). */
+    void release(ByteBuffer b, long now) {
         if (!b.isDirect()) {
             return;
         }
@@ -135,8 +146,11 @@ public final class OffHeapPages implements ByteBufferAllocator {
                 if (keptSet.containsKey(b)) {
                     return; // released twice: kept once
                 }
+                if (now - lastExpiry > KEEP_NANOS / 4) {
+                    expire(now);
+                }
                 if (keptBytes + capacity <= poolBytes && keptBuffers < POOL_BUFFERS) {
-                    keptSet.put(b, Boolean.TRUE);
+                    keptSet.put(b, now);
                     kept.computeIfAbsent(capacity, c -> new ArrayDeque<>()).push(b);
                     keptBytes += capacity;
                     keptBuffers++;
@@ -174,6 +188,30 @@ public final class OffHeapPages implements ByteBufferAllocator {
             keptBytes -= b.capacity();
             keptBuffers--;
             return b.clear().limit(size).order(ByteOrder.BIG_ENDIAN);
+        }
+    }
+
+    /**
+     * Frees the kept buffers released more than {@link #KEEP_NANOS} before {@code now}; each class's
+     * buffers are reused last released first, so its oldest are at the far end.
+     */
+    void expire(long now) {
+        synchronized (kept) {
+            lastExpiry = now;
+            var classes = kept.values().iterator();
+            while (classes.hasNext()) {
+                ArrayDeque<ByteBuffer> same = classes.next();
+                while (!same.isEmpty() && now - keptSet.get(same.peekLast()) > KEEP_NANOS) {
+                    ByteBuffer b = same.pollLast();
+                    keptSet.remove(b);
+                    keptBytes -= b.capacity();
+                    keptBuffers--;
+                    UNSAFE.invokeCleaner(b);
+                }
+                if (same.isEmpty()) {
+                    classes.remove();
+                }
+            }
         }
     }
 

@@ -124,6 +124,24 @@ class OffHeapPagesTest {
     }
 
     @Test
+    void aBufferNotAskedForAgainIsFreedAfterTheKeepingTime() {
+        OffHeapPages pages = new OffHeapPages(Long.MAX_VALUE, 8 << 20);
+        ByteBuffer old = pages.allocate(256 << 10);
+        long released = System.nanoTime();
+        pages.release(old, released);
+        ByteBuffer recent = pages.allocate(512 << 10);
+        long used = OffHeapPages.directBytesInUse();
+        pages.expire(released + OffHeapPages.KEEP_NANOS / 2);
+        assertEquals(256 << 10, pages.keptBytes(), "not yet");
+        pages.release(recent, released + OffHeapPages.KEEP_NANOS / 2);
+        pages.expire(released + OffHeapPages.KEEP_NANOS + 1_000_000_000L);
+        assertEquals(512 << 10, pages.keptBytes(), "the old one freed, the recent one kept");
+        assertEquals(used - (256 << 10), OffHeapPages.directBytesInUse(), "the old one's memory returned");
+        assertSame(recent, pages.allocate(512 << 10));
+        pages.freeKept();
+    }
+
+    @Test
     void capacityClassesAreEighthsOfAPowerOfTwo() {
         assertEquals(4096, OffHeapPages.capacityFor(1));
         assertEquals(64 << 10, OffHeapPages.capacityFor(64 << 10));
