@@ -87,6 +87,51 @@ class PartWriterTest {
         }
     }
 
+    /**
+     * Parts open at once, as a sink's buckets are, written in turn, some closed while others go on and
+     * new ones opened: the page memory they released (deferred payload copies, page buffers) is
+     * handed to the others unzeroed, and every file still reads back its own rows exactly.
+     */
+    @Test
+    void partsOpenAtOnceOnReusedPageMemoryReadBackTheirOwnRows() throws Exception {
+        PartWriter.Factory factory = new PartWriter.Factory(TensorSnapshot.getClassSchema(), SETTINGS.get(0));
+        java.util.Map<Integer, PartWriter<TensorSnapshot>> open = new java.util.TreeMap<>();
+        java.util.Map<Integer, List<TensorSnapshot>> expected = new java.util.TreeMap<>();
+        java.util.Random sizes = new java.util.Random(7);
+        int next = 0;
+        for (int round = 0; round < 6; round++) {
+            while (open.size() < 8) {
+                open.put(next, factory.open(new ChannelOutputFile(temp.resolve("reuse-" + next + ".parquet"))));
+                expected.put(next, new ArrayList<>());
+                next++;
+            }
+            for (var e : open.entrySet()) {
+                // payloads of 4 KiB to 1.5 MiB: off the heap, deferred or (past the deferral) in pages
+                int n = 4096 + sizes.nextInt(1536 << 10);
+                TensorSnapshot row = TableRows.snapshot(100 * e.getKey() + round, "r", "s" + e.getKey(),
+                        TableRows.bytes(n, 31L * e.getKey() + round), false);
+                e.getValue().write(row);
+                expected.get(e.getKey()).add(row);
+            }
+            // every other round the oldest half closes: its buffers go back for the others to reuse
+            if (round % 2 == 1) {
+                for (int k = 0; k < 4; k++) {
+                    int oldest = open.keySet().iterator().next();
+                    open.remove(oldest).close();
+                }
+            }
+        }
+        for (PartWriter<TensorSnapshot> w : open.values()) {
+            w.close();
+        }
+        assertTrue(OffHeapPages.INSTANCE.keptBytes() > 0, "released page memory is kept for reuse");
+        assertEquals(next, expected.size());
+        for (var e : expected.entrySet()) {
+            assertEquals(e.getValue(), readAvro(temp.resolve("reuse-" + e.getKey() + ".parquet"), TensorSnapshot.class),
+                    "part " + e.getKey());
+        }
+    }
+
     /** The ZSTD level is the settings': a higher level gives a smaller file of compressible rows, both read back. */
     @Test
     void zstdLevelIsTheSettingsAndEveryLevelReadsBack() throws Exception {
