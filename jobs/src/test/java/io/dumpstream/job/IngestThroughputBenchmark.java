@@ -270,7 +270,8 @@ class IngestThroughputBenchmark {
      * the job is stopped with a savepoint as soon as the last record is decoded, which closes and
      * commits every open part at once (the work the next checkpoint would do, without the idle wait
      * for it), and the result has an eighth value: the process CPU milliseconds per MiB from the first
-     * message to the stopped job with every dump committed, per-thread CPU over that span printed.
+     * message to the stopped job with every dump committed, per-thread CPU over that span printed; and a
+     * ninth: the JIT compiler threads' share of it.
      */
     static double[] drain(LocalKafka kafka, String topic, Path dir, Backlog b, Duration interval,
                                   long heapProbeMillis, boolean commitByStop) throws Exception {
@@ -315,10 +316,11 @@ class IngestThroughputBenchmark {
                         System.out.printf(Locale.ROOT, "  stop with savepoint: %.0f ms, %.1f ms/MiB of CPU after the last"
                                 + " record decoded%n", (stopped - processed) / 1e6, (cpuStopped - cpuProcessed) / 1e6 / mib);
                         printThreads(threads, mib);
+                        double jit = threads.since().getOrDefault(ThreadCpu.JIT, 0L) / 1e6 / mib;
                         threads.close();
                         return new double[] {mib / ((processed - start) / 1e9), mib / ((stopped - start) / 1e9),
                             (cpuProcessed - cpuStart) / 1e6 / mib, heap.peakAfterGcBytes(), heap.collections(),
-                            heap.peakLiveBytes(), heap.peakDirectBytes(), (cpuStopped - cpuStart) / 1e6 / mib};
+                            heap.peakLiveBytes(), heap.peakDirectBytes(), (cpuStopped - cpuStart) / 1e6 / mib, jit};
                     }
                 }
                 if (processed != 0 && tables.rowCount(HivePartition.DUMPS) >= b.dumps) {

@@ -79,6 +79,7 @@ class IngestVsFloorBenchmark {
                 List<Double> job = new ArrayList<>();
                 List<Double> floor = new ArrayList<>();
                 List<Double> layoutFloor = new ArrayList<>();
+                List<Double> jit = new ArrayList<>();
                 List<Double> filesPerCheckpoint = new ArrayList<>();
                 String[] ab = AB.isEmpty() ? null : AB.split("[=,]");
                 List<List<Double>> armRatio = List.of(new ArrayList<>(), new ArrayList<>());
@@ -100,6 +101,7 @@ class IngestVsFloorBenchmark {
                     if (round >= 0) {
                         floor.add(r[0]);
                         layoutFloor.add(r[7]);
+                        jit.add(r[8]);
                         job.add(r[1]);
                         filesPerCheckpoint.add(r[2]);
                         armRatio.get(arm).add(r[1] / r[0]);
@@ -150,6 +152,14 @@ class IngestVsFloorBenchmark {
                 report.add(String.format(Locale.ROOT, "  shape=%s against the floor in part files as the layout needs"
                                 + " (as many as the job landed, each fsynced and renamed): layout_floor_ms_per_mib=%.2f ratio=%.2f",
                         name.trim(), median(layoutFloor), median(job) / median(layoutFloor)));
+                List<Double> withoutJit = new ArrayList<>();
+                for (int i = 0; i < job.size(); i++) {
+                    withoutJit.add((job.get(i) - jit.get(i)) / floor.get(i));
+                }
+                report.add(String.format(Locale.ROOT, "  shape=%s the JIT compiler threads during the job: %.2f ms/MiB"
+                                + " (median; rounds %s); the job without them against the floor, an estimate for a JVM past"
+                                + " its warm-up (the ratio above keeps them): ratio %.2f (rounds %s)", name.trim(), median(jit),
+                        twoPlaces(jit), median(withoutJit), twoPlaces(withoutJit)));
                 report.add(String.format(Locale.ROOT, "  shape=%s peak_live_heap_mib=%.0f (job adds %.0f)"
                                 + " peak_direct_mib=%.0f (job adds %.0f) publish_to_commit_p50_ms=%.0f"
                                 + " p95_ms=%.0f over %.0f dumps, checkpoint %ds (goal p50 < %d ms); medians of %d rounds,"
@@ -170,7 +180,7 @@ class IngestVsFloorBenchmark {
      * Publishes {@code bytes} of backlog to a new topic, reads it with the floor, drains it with the
      * job: {floor ms/MiB, job ms/MiB through the commit, snapshot files per checkpoint, backlog bytes,
      * floor CPU ms, job CPU ms, the JIT's compile ms from the job's start to its stop, the floor's ms/MiB
-     * with its output in as many part files as the job landed}. Before the floor's
+     * with its output in as many part files as the job landed, the JIT compiler threads' CPU ms/MiB in the job's window}. Before the floor's
      * and before the job's window the JIT is left to finish what the step before queued
      * ({@link #quiesceJit()}).
      */
@@ -203,7 +213,7 @@ class IngestVsFloorBenchmark {
                     name, label, index, b.dumps(), b.bytes() / MIB, f[1], f[0], j[7], j[2], j[0], j[1], j[7] / f[1], files,
                     checkpoints, lf[2], lf[1], j[7] / lf[1]);
             double mib = b.bytes() / MIB;
-            return new double[] {f[1], j[7], files / checkpoints, b.bytes(), f[1] * mib, j[7] * mib, compiled, lf[1]};
+            return new double[] {f[1], j[7], files / checkpoints, b.bytes(), f[1] * mib, j[7] * mib, compiled, lf[1], j[8]};
         } finally {
             IngestThroughputBenchmark.delete(dir);
             Files.deleteIfExists(out);

@@ -22,6 +22,8 @@ final class ThreadCpu implements AutoCloseable {
 
     private final Map<Long, Long> start = new HashMap<>();
     private final long processStart;
+    /** The group of the JVM's JIT compiler threads in {@link #since()}. */
+    static final String JIT = "(JVM: JIT compilers)";
     private final Map<String, Long> vmStart = vmThreads();
     /** Last CPU time and name seen per thread by the sampler. */
     private final Map<Long, long[]> seen = new java.util.concurrent.ConcurrentHashMap<>();
@@ -120,7 +122,7 @@ final class ThreadCpu implements AutoCloseable {
                 int close = stat.lastIndexOf(')');
                 String comm = stat.substring(open + 1, close);
                 String kind = comm.startsWith("GC Thread") || comm.startsWith("G1 ") ? "(JVM: garbage collector)"
-                        : comm.startsWith("C1 Compiler") || comm.startsWith("C2 Compiler") ? "(JVM: JIT compilers)"
+                        : comm.startsWith("C1 Compiler") || comm.startsWith("C2 Compiler") ? JIT
                         : comm.startsWith("VM Thread") ? "(JVM: VM thread)" : null;
                 if (kind == null) {
                     continue;
