@@ -80,7 +80,6 @@ public final class OffHeapPages implements ByteBufferAllocator {
     private long keptBytes;
     /** When the kept buffers were last looked over for ones kept too long ({@link #expire}). */
     private long lastExpiry = System.nanoTime();
-    private int keptBuffers;
 
     /** Off the heap while the JVM's direct memory in use stays at or under {@code limit} bytes. */
     public OffHeapPages(long limit) {
@@ -114,7 +113,7 @@ public final class OffHeapPages implements ByteBufferAllocator {
                 return ByteBuffer.allocate(size);
             }
         }
-        return ByteBuffer.allocateDirect(capacity).limit(size);
+        return newDirect(size);
     }
 
     /**
@@ -123,7 +122,12 @@ public final class OffHeapPages implements ByteBufferAllocator {
      */
     public ByteBuffer direct(int size) {
         ByteBuffer b = take(size);
-        return b != null ? b : ByteBuffer.allocateDirect(capacityFor(size)).limit(size);
+        return b != null ? b : newDirect(size);
+    }
+
+    /** A new direct buffer of {@code size}'s capacity class, limited to {@code size}. */
+    private static ByteBuffer newDirect(int size) {
+        return ByteBuffer.allocateDirect(capacityFor(size)).limit(size);
     }
 
     /**
@@ -149,11 +153,10 @@ public final class OffHeapPages implements ByteBufferAllocator {
                 if (now - lastExpiry > KEEP_NANOS / 4) {
                     expire(now);
                 }
-                if (keptBytes + capacity <= poolBytes && keptBuffers < POOL_BUFFERS) {
+                if (keptBytes + capacity <= poolBytes && keptSet.size() < POOL_BUFFERS) {
                     keptSet.put(b, now);
                     kept.computeIfAbsent(capacity, c -> new ArrayDeque<>()).push(b);
                     keptBytes += capacity;
-                    keptBuffers++;
                     return;
                 }
             }
@@ -186,7 +189,6 @@ public final class OffHeapPages implements ByteBufferAllocator {
                 kept.remove(e.getKey());
             }
             keptBytes -= b.capacity();
-            keptBuffers--;
             return b.clear().limit(size).order(ByteOrder.BIG_ENDIAN);
         }
     }
@@ -205,7 +207,6 @@ public final class OffHeapPages implements ByteBufferAllocator {
                     ByteBuffer b = same.pollLast();
                     keptSet.remove(b);
                     keptBytes -= b.capacity();
-                    keptBuffers--;
                     UNSAFE.invokeCleaner(b);
                 }
                 if (same.isEmpty()) {
@@ -226,7 +227,6 @@ public final class OffHeapPages implements ByteBufferAllocator {
             kept.clear();
             keptSet.clear();
             keptBytes = 0;
-            keptBuffers = 0;
         }
     }
 

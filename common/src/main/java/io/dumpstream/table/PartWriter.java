@@ -133,7 +133,7 @@ public final class PartWriter<T extends IndexedRecord> implements Closeable {
             }
             encoder = settings.dictionary() || !encodeSmallParts ? null
                     : new SmallPartEncoder(parquetSchema, fields, columns, java.util.Set.copyOf(binary), metadata,
-                            settings.pageBytes(), props.getColumnIndexTruncateLength(), compressor);
+                            settings.pageBytes(), props.getColumnIndexTruncateLength(), compressor, memory);
         }
 
         /** The Parquet schema every part of this factory has. */

@@ -74,10 +74,12 @@ final class SmallPartEncoder {
     private final ThriftCompact thrift = new ThriftCompact();
     private final CRC32 crc = new CRC32();
     private final byte[] scratch = new byte[64 << 10];
-    private final Page page = new Page();
+    private final Page page;
 
     SmallPartEncoder(MessageType schema, PartWriter.Field[] fields, ColumnDescriptor[] columns, Set<String> binaryColumns,
-                     Map<String, String> metadata, int pageBytes, int truncateLength, BytesInputCompressor compressor) {
+                     Map<String, String> metadata, int pageBytes, int truncateLength, BytesInputCompressor compressor,
+                     OffHeapPages memory) {
+        this.page = new Page(memory);
         this.fields = fields;
         int n = columns.length;
         types = new PrimitiveType[n];
@@ -658,10 +660,12 @@ final class SmallPartEncoder {
 
     /** The reused direct buffer a page is encoded into, grown as pages need. */
     private static final class Page {
+        private final OffHeapPages memory;
         private ByteBuffer buffer;
         private final Levels levels = new Levels();
 
-        Page() {
+        Page(OffHeapPages memory) {
+            this.memory = memory;
             levels.page = this;
         }
 
@@ -679,10 +683,10 @@ final class SmallPartEncoder {
                 if (capacity > Integer.MAX_VALUE - 8) {
                     throw new IllegalStateException("page of " + need + " bytes is too large");
                 }
-                ByteBuffer grown = ByteBuffer.allocateDirect((int) capacity).order(ByteOrder.LITTLE_ENDIAN);
+                ByteBuffer grown = memory.direct((int) capacity).clear().order(ByteOrder.LITTLE_ENDIAN);
                 if (buffer != null) {
                     grown.put(buffer.flip());
-                    OffHeapPages.INSTANCE.release(buffer);
+                    memory.release(buffer);
                 }
                 buffer = grown;
             }
@@ -717,7 +721,7 @@ final class SmallPartEncoder {
 
         void free() {
             if (buffer != null) {
-                OffHeapPages.INSTANCE.release(buffer);
+                memory.release(buffer);
                 buffer = null;
             }
         }

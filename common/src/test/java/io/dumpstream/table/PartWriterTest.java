@@ -322,15 +322,15 @@ class PartWriterTest {
         }
     }
 
-    /**
-     * The JVM's direct memory in use once buffers other tests dropped are freed (their cleaners run
-     * after a collection, on their own thread).
-     */
     /** Direct memory in use less the released buffers the page memory keeps for reuse: what writers hold. */
     private static long held() {
         return OffHeapPages.directBytesInUse() - OffHeapPages.INSTANCE.keptBytes();
     }
 
+    /**
+     * What writers hold ({@link #held}) once buffers other tests dropped are freed (their cleaners run
+     * after a collection, on their own thread).
+     */
     private static long settledDirectBytes() throws InterruptedException {
         long last = -1;
         for (int i = 0; i < 50; i++) {

@@ -315,8 +315,9 @@ class IngestThroughputBenchmark {
                         }
                         System.out.printf(Locale.ROOT, "  stop with savepoint: %.0f ms, %.1f ms/MiB of CPU after the last"
                                 + " record decoded%n", (stopped - processed) / 1e6, (cpuStopped - cpuProcessed) / 1e6 / mib);
-                        printThreads(threads, mib);
-                        double jit = threads.since().getOrDefault(ThreadCpu.JIT, 0L) / 1e6 / mib;
+                        java.util.Map<String, Long> spent = threads.since();
+                        printThreads(spent, mib);
+                        double jit = spent.getOrDefault(ThreadCpu.JIT, 0L) / 1e6 / mib;
                         threads.close();
                         return new double[] {mib / ((processed - start) / 1e9), mib / ((stopped - start) / 1e9),
                             (cpuProcessed - cpuStart) / 1e6 / mib, heap.peakAfterGcBytes(), heap.collections(),
@@ -338,7 +339,12 @@ class IngestThroughputBenchmark {
     }
 
     private static void printThreads(ThreadCpu threads, double mib) {
-        threads.since().entrySet().stream().filter(e -> e.getValue() / 1e6 / mib >= 0.1)
+        printThreads(threads.since(), mib);
+    }
+
+    /** Prints the CPU per MiB of each thread group in {@code spent} (nanoseconds) from 0.1 ms/MiB up, largest first. */
+    private static void printThreads(java.util.Map<String, Long> spent, double mib) {
+        spent.entrySet().stream().filter(e -> e.getValue() / 1e6 / mib >= 0.1)
                 .sorted((x, y) -> Long.compare(y.getValue(), x.getValue()))
                 .forEach(e -> System.out.printf(Locale.ROOT, "  CPU %6.1f ms/MiB  %s%n", e.getValue() / 1e6 / mib, e.getKey()));
     }
