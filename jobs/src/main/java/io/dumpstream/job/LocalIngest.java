@@ -237,8 +237,26 @@ public final class LocalIngest implements AutoCloseable {
         }
     }
 
+    /**
+     * The entries of {@code dir}, none if it is gone. Flink discards subsumed checkpoints
+     * asynchronously, possibly of the job that just stopped: the local file system's listing reads
+     * each entry's status after listing the names, and fails when one was deleted in between (CI:
+     * {@code chk-3 does not exist} while a restart looked for the newest retained checkpoint), so the
+     * listing is taken again; a deleted checkpoint was never a candidate.
+     */
     private static FileStatus[] list(FileSystem fs, Path dir) throws IOException {
-        FileStatus[] s = fs.listStatus(dir);
-        return s == null ? new FileStatus[0] : s;
+        for (int attempt = 1; ; attempt++) {
+            try {
+                FileStatus[] s = fs.listStatus(dir);
+                return s == null ? new FileStatus[0] : s;
+            } catch (java.io.FileNotFoundException vanished) {
+                if (!fs.exists(dir)) {
+                    return new FileStatus[0];
+                }
+                if (attempt == 5) {
+                    throw vanished;
+                }
+            }
+        }
     }
 }
