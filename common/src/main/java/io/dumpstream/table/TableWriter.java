@@ -89,6 +89,7 @@ public final class TableWriter implements Closeable {
     /** Access order, so the first entry is the least recently written file. */
     private final LinkedHashMap<String, OpenFile<?>> open = new LinkedHashMap<>(16, 0.75f, true);
     private final List<Path> committed = new ArrayList<>();
+    private Published published = (file, relative) -> { };
     private long openBytes;
     private boolean failed;
     private boolean closed;
@@ -98,6 +99,22 @@ public final class TableWriter implements Closeable {
         this.root = root.toAbsolutePath().normalize();
         this.options = Objects.requireNonNull(options, "options");
         Files.createDirectories(this.root);
+    }
+
+    /** Receives each file once it is committed under the root (e.g. to upload it to object storage). */
+    @FunctionalInterface
+    public interface Published {
+        /**
+         * @param file the committed file
+         * @param relative its path below the root, {@code /}-separated (the partition directories as written)
+         */
+        void published(Path file, String relative) throws IOException;
+    }
+
+    /** Calls {@code listener} after each commit; a failure of the listener fails the writer like a failed commit. */
+    public TableWriter onPublished(Published listener) {
+        this.published = Objects.requireNonNull(listener, "listener");
+        return this;
     }
 
     /** Appends an accepted record to {@code snapshots/run=<runId>/rank=<rank>/stage=<stage>}. */
@@ -235,6 +252,7 @@ public final class TableWriter implements Closeable {
         try {
             file.writer.close();
             Files.move(file.inProgress, file.target, StandardCopyOption.ATOMIC_MOVE);
+            published.published(file.target, root.relativize(file.target).toString().replace(java.io.File.separatorChar, '/'));
         } catch (IOException | RuntimeException e) {
             failed = true;
             deleteQuietly(file.inProgress);

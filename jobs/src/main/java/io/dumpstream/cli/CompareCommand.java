@@ -5,6 +5,8 @@ import io.dumpstream.compare.CompareConfig;
 import io.dumpstream.compare.CompareJob;
 import io.dumpstream.compare.CompareOptions;
 
+import io.dumpstream.storage.FlinkSettings;
+import io.dumpstream.storage.StorageCheck;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 
 import java.io.IOException;
@@ -62,8 +64,12 @@ public final class CompareCommand implements Command {
     @Override
     public int run(String[] argv, PrintStream out, PrintStream err) throws Exception {
         CompareConfig c = CompareOptions.parse(argv);
+        org.apache.flink.configuration.Configuration conf = FlinkSettings.current();
+        StorageCheck.readable("--root", c.root(), conf);
+        StorageCheck.writable("--out", c.out(), conf);
+        conf.addAll(CompareJob.configuration(c));
         int parallelism = c.parallelism() > 0 ? c.parallelism() : Runtime.getRuntime().availableProcessors();
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(parallelism, CompareJob.configuration(c));
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(parallelism, conf);
         CompareJob.runAndReport(env, c, sourceOrUsage(c), CompareOptions.reportOf(argv), out);
         return 0;
     }

@@ -3,6 +3,7 @@ package io.dumpstream.cli;
 import io.dumpstream.options.UsageException;
 import io.dumpstream.options.Args;
 import io.dumpstream.decode.OfflineDecoder;
+import io.dumpstream.storage.TableOutput;
 import io.dumpstream.table.TableWriter;
 
 import java.io.IOException;
@@ -48,7 +49,7 @@ public final class DecodeCommand implements Command {
     public int run(String[] argv, PrintStream out, PrintStream err) throws Exception {
         Args a = Args.parse(argv, Set.of("example"));
         a.allowOnly(Set.of("manifest", "buffer", "dir", "out", "example"));
-        Path root = Path.of(a.require("out"));
+        String root = a.require("out");
         List<Path[]> pairs = new ArrayList<>();
         Path exampleDir = null;
         if (a.flag("example")) {
@@ -74,14 +75,15 @@ public final class DecodeCommand implements Command {
             }
             pairs.add(new Path[]{manifest, buffer});
         }
-        Files.createDirectories(root);
         long started = System.nanoTime();
         long bytes = 0;
         int done = 0;
         int accepted = 0;
         int rejected = 0;
-        try (TableWriter writer = new TableWriter(root, TableWriter.Options.defaults())) {
-            OfflineDecoder decoder = new OfflineDecoder(writer, Clock.systemUTC());
+        String location;
+        try (TableOutput tables = TableOutput.open("--out", root, TableWriter.Options.defaults())) {
+            location = tables.location();
+            OfflineDecoder decoder = new OfflineDecoder(tables.writer(), Clock.systemUTC());
             for (Path[] pair : pairs) {
                 OfflineDecoder.Summary s = decoder.decode(pair[0], pair[1]);
                 out.println(s);
@@ -97,11 +99,11 @@ public final class DecodeCommand implements Command {
             }
         }
         out.printf("decoded %d dump(s): %d records accepted, %d rejected, tables under %s%n", done, accepted,
-                rejected, root.toAbsolutePath());
+                rejected, location);
         if (exampleDir != null) {
             out.println("query them, for example:");
             out.println("  duckdb -c \"SELECT run, rank, stage, tensor_name, dtype, numel, mean FROM read_parquet('"
-                    + root.toAbsolutePath() + "/snapshots/**/*.parquet', hive_partitioning=true)\"");
+                    + location + "/snapshots/**/*.parquet', hive_partitioning=true)\"");
         }
         return 0;
     }

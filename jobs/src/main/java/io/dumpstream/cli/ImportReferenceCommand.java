@@ -4,6 +4,7 @@ import io.dumpstream.options.Args;
 import io.dumpstream.options.UsageException;
 import io.dumpstream.reference.ReferenceImport;
 import io.dumpstream.reference.ReferenceNames;
+import io.dumpstream.storage.TableOutput;
 import io.dumpstream.table.TableWriter;
 
 import java.io.PrintStream;
@@ -83,18 +84,17 @@ public final class ImportReferenceCommand implements Command {
             }
             names = ReferenceNames.load(map);
         }
-        Path root = Path.of(a.require("out"));
+        TableOutput tables = TableOutput.open("--out", a.require("out"), TableWriter.Options.defaults());
         ReferenceImport.Summary s;
-        TableWriter writer = new TableWriter(root, TableWriter.Options.defaults());
         try {
-            s = ReferenceImport.run(file, run, rank, launch, step, names, max, writer, Instant.now(), err::println);
-            writer.close();
+            s = ReferenceImport.run(file, run, rank, launch, step, names, max, tables.writer(), Instant.now(), err::println);
+            tables.close();
         } catch (Exception e) {
-            writer.abort(); // nothing of a failed import lands
+            tables.abort(); // nothing of a failed import lands
             throw e;
         }
         out.println(s);
-        out.println("reference run '" + run + "' rank " + rank + " launch " + launch + " under " + root.toAbsolutePath()
+        out.println("reference run '" + run + "' rank " + rank + " launch " + launch + " under " + tables.location()
                 + " (snapshots/, dumps/)");
         return 0;
     }

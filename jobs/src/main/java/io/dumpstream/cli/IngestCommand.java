@@ -4,6 +4,8 @@ import io.dumpstream.options.KafkaClientProperties;
 import io.dumpstream.job.IngestConfig;
 import io.dumpstream.job.IngestJob;
 import io.dumpstream.job.LocalIngest;
+import io.dumpstream.storage.FlinkSettings;
+import io.dumpstream.storage.StorageCheck;
 
 import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.configuration.Configuration;
@@ -49,6 +51,9 @@ public final class IngestCommand implements Command {
     @Override
     public int run(String[] argv, PrintStream out, PrintStream err) throws Exception {
         IngestConfig c = IngestConfig.parse(argv);
+        Configuration settings = FlinkSettings.current();
+        StorageCheck.writable("--out", c.out, settings);
+        StorageCheck.writable("--checkpoints", c.checkpoints, settings);
         CountDownLatch stop = new CountDownLatch(1);
         Signals.onTerminate(stop::countDown);
         LocalIngest job = LocalIngest.start(c, new Configuration());

@@ -8,6 +8,8 @@ import io.dumpstream.tensors.TensorsJob;
 import io.dumpstream.tensors.TensorsOptions;
 
 import org.apache.flink.configuration.Configuration;
+import io.dumpstream.storage.FlinkSettings;
+import io.dumpstream.storage.StorageCheck;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 
 import java.io.PrintStream;
@@ -56,6 +58,9 @@ public final class TensorsCommand implements Command {
     @Override
     public int run(String[] argv, PrintStream out, PrintStream err) throws Exception {
         TensorsConfig c = TensorsOptions.parse(argv);
+        Configuration conf = FlinkSettings.current();
+        StorageCheck.readable("--in", c.in(), conf);
+        StorageCheck.writable("--out", c.out(), conf);
         TensorSource source;
         try {
             source = TensorsJob.source(c);
@@ -63,7 +68,7 @@ public final class TensorsCommand implements Command {
             throw new UsageException(e.getMessage());
         }
         int parallelism = c.parallelism() > 0 ? c.parallelism() : Runtime.getRuntime().availableProcessors();
-        Configuration conf = TensorsJob.configuration(c);
+        conf.addAll(TensorsJob.configuration(c));
         ProgressReporter.enable(conf);
         ProgressReporter.forgetRetired();
         StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(parallelism, conf);

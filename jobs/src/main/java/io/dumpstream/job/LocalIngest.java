@@ -69,7 +69,9 @@ public final class LocalIngest implements AutoCloseable {
         }
         java.util.Set<String> vanished = new java.util.HashSet<>();
         for (int attempt = 1; ; attempt++) {
-            Configuration conf = IngestJob.configuration(local);
+            // the process's Flink settings ($FLINK_CONF_DIR/config.yaml, -D) under the job's own
+            Configuration conf = io.dumpstream.storage.FlinkSettings.current();
+            conf.addAll(IngestJob.configuration(local));
             ProgressReporter.enable(conf);
             String from = local.resume ? latestRetained(IngestJob.uri(local.checkpoints), vanished) : null;
             if (from != null) {
