@@ -3,12 +3,16 @@
 # (ceph-mon ceph-osd radosgw ceph-common), one node, one in-memory OSD (memstore, saved to DIR on a
 # clean stop), no mgr (S3 works without it). Every data, run, log, pid and admin-socket path lives in DIR.
 #
-#   deploy/local/s3.sh start DIR [--owner-pid PID]   bring the cluster up (or find it running), create
+#   deploy/local/s3.sh start DIR [--fresh] [--owner-pid PID]
+#                                                    bring the cluster up (or find it running), create
 #                                                    the S3 user, wait until the gateway answers, print
 #                                                    endpoint=, access_key=, secret_key=, region= lines
-#                                                    (also in DIR/s3.env)
-#   deploy/local/s3.sh stop DIR                      stop every daemon (SIGTERM; the OSD saves its data
-#                                                    to DIR so a later start finds it); removes nothing
+#                                                    (also in DIR/s3.env); a stopped cluster in DIR
+#                                                    comes back with its data and ports, unless --fresh
+#                                                    (then a new one replaces it)
+#   deploy/local/s3.sh stop DIR [--discard]          stop every daemon (SIGTERM; the OSD saves its data
+#                                                    to DIR so a later start finds it); removes nothing.
+#                                                    --discard: SIGKILL, and remove the data (not the logs)
 #   deploy/local/s3.sh gateway-stop DIR [--kill]     stop radosgw only: an S3 outage, the data stays
 #   deploy/local/s3.sh gateway-start DIR             start radosgw again on the same port
 #   deploy/local/s3.sh status DIR                    which daemons run; the s3.env lines
@@ -36,7 +40,12 @@ usage() {
 [[ $# -ge 2 ]] || usage
 cmd="$1"
 [[ -n "$2" ]] || usage
-mkdir -p "$2" 2>/dev/null || die "cannot create the state directory $2"
+if [[ "$cmd" == start ]]; then
+    mkdir -p "$2" 2>/dev/null || die "cannot create the state directory $2"
+elif [[ ! -d "$2" ]]; then
+    [[ "$cmd" != stop ]] || exit 0
+    die "no cluster in $2 (run: s3.sh start $2)"
+fi
 dir="$(cd "$2" && pwd)"
 shift 2
 
@@ -215,6 +224,12 @@ gateway_answers() {
     [[ "$code" == 200 ]]
 }
 
+# removes the cluster's data and identity, keeps its logs
+wipe() {
+    rm -rf "$dir/mon" "$dir/osd" "$dir/rgw" "$dir/crash" "$keyring" "$dir/monmap" "$dir/s3.env" "$dir/osd-uuid" \
+        "$conf"
+}
+
 mkfs() {
     local mon_v2 mon_v1 rgw_port fsid
     taken=("${S3_MON_PORT:-}" "${S3_MON_V1_PORT:-}" "${S3_PORT:-}")
@@ -228,7 +243,7 @@ mkfs() {
     check_port S3_MON_V1_PORT "$mon_v1"
     check_port S3_PORT "$rgw_port"
     fsid="$(cat /proc/sys/kernel/random/uuid)"
-    rm -rf "$dir/mon" "$dir/osd" "$dir/rgw" "$keyring" "$dir/monmap" "$dir/s3.env" "$dir/osd-uuid"
+    wipe
     mkdir -p "$dir/mon/ceph-a" "$dir/osd/ceph-0" "$dir/rgw" "$dir/crash"
     write_conf "$fsid" "$mon_v2" "$mon_v1" "$rgw_port"
     {
@@ -330,16 +345,21 @@ start_watchdog() {
 }
 
 cmd_start() {
-    local owner=""
+    local owner="" fresh=""
     while [[ $# -gt 0 ]]; do
         case "$1" in
             --owner-pid) owner="${2:?--owner-pid needs a pid}"; shift 2 ;;
-            *) die "start: unknown option '$1' (options: --owner-pid PID)" ;;
+            --fresh) fresh=1; shift ;;
+            *) die "start: unknown option '$1' (options: --fresh, --owner-pid PID)" ;;
         esac
     done
     need_tools
     command -v curl >/dev/null || die "curl is needed (apt-get install curl)"
     mkdir -p "$logs" "$run"
+    if [[ -n "$fresh" ]] && ! alive "$(pidfile mon.a)"; then
+        cmd_stop --discard
+        rm -f "$logs"/*.log "$logs"/*.out
+    fi
     if [[ ! -s "$conf" || ! -d "$dir/mon/ceph-a/store.db" ]]; then
         mkfs
     fi
@@ -374,15 +394,22 @@ stop_daemon() {
 }
 
 cmd_stop() {
-    stop_daemon rgw.a TERM
-    stop_daemon osd.0 TERM
-    stop_daemon mon.a TERM
+    local signal=TERM
+    case "${1:-}" in
+        --discard) signal=KILL ;;
+        "") ;;
+        *) die "stop: unknown option '$1' (options: --discard)" ;;
+    esac
+    stop_daemon rgw.a "$signal"
+    stop_daemon osd.0 "$signal"
+    stop_daemon mon.a "$signal"
     local wd
     wd="$(cat "$run/watchdog.pid" 2>/dev/null || true)"
     if [[ -n "$wd" && "$wd" != "$$" ]] && alive "$run/watchdog.pid"; then
         kill -TERM "$wd" 2>/dev/null || true
     fi
     rm -f "$run/watchdog.pid" "$run/owner.pid"
+    [[ "$signal" != KILL ]] || wipe
 }
 
 need_cluster() {
@@ -415,7 +442,7 @@ cmd_status() {
 
 case "$cmd" in
     start) cmd_start "$@" ;;
-    stop) need_cluster; cmd_stop ;;
+    stop) cmd_stop "$@" ;;
     gateway-stop) cmd_gateway_stop "$@" ;;
     gateway-start) cmd_gateway_start ;;
     status) cmd_status ;;

@@ -25,8 +25,11 @@ import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.s3.S3Client;
 import software.amazon.awssdk.services.s3.S3Configuration;
 import software.amazon.awssdk.services.s3.model.BucketAlreadyOwnedByYouException;
+import software.amazon.awssdk.services.s3.model.DeleteObjectsResponse;
 import software.amazon.awssdk.services.s3.model.ListObjectsV2Request;
 import software.amazon.awssdk.services.s3.model.ListObjectsV2Response;
+import software.amazon.awssdk.services.s3.model.ObjectIdentifier;
+import software.amazon.awssdk.services.s3.model.S3Error;
 import software.amazon.awssdk.services.s3.model.S3Object;
 
 /**
@@ -77,7 +80,8 @@ public final class CephS3 implements AutoCloseable {
 
     /**
      * The server shared by every test of this JVM, started on first use in {@code target/ceph-s3} of the
-     * working directory ({@code -Ddumpstream.s3.dir} to move it) and stopped when the JVM exits. Its
+     * working directory ({@code -Ddumpstream.s3.dir} to move it), a new one in each JVM (a server already running
+     * there is reused), and stopped when the JVM exits, its data discarded. Its
      * {@link #close()} does nothing; tests that stop its gateway must start it again before they end.
      */
     public static synchronized CephS3 shared() {
@@ -91,9 +95,11 @@ public final class CephS3 implements AutoCloseable {
                     throw new UncheckedIOException(e);
                 }
             }
-            CephS3 s = new CephS3(dir, true, parse(run(dir, "start", dir.toString(), "--owner-pid",
+            // --fresh: a cluster a previous JVM left stopped in DIR is replaced (its ports may be taken by now)
+            CephS3 s = new CephS3(dir, true, parse(run(dir, "start", dir.toString(), "--fresh", "--owner-pid",
                     Long.toString(ProcessHandle.current().pid()))));
-            Runtime.getRuntime().addShutdownHook(new Thread(s::stopCluster, "ceph-s3-stop"));
+            // nobody reads the shared server's data after this JVM: SIGKILL and remove it (logs stay)
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> s.stopCluster("--discard"), "ceph-s3-stop"));
             shared = s;
         }
         return shared;
@@ -187,18 +193,28 @@ public final class CephS3 implements AutoCloseable {
 
     /** Every key of {@code bucket} that starts with {@code prefix} ("" for all), in S3's (UTF-8 binary) order. */
     public List<String> listKeys(String bucket, String prefix) {
+        return listKeys(bucket, prefix, 1000);
+    }
+
+    /** {@link #listKeys(String, String)}, asking for {@code pageSize} keys a request. */
+    public List<String> listKeys(String bucket, String prefix, int pageSize) {
         List<String> keys = new ArrayList<>();
-        for (S3Object o : objects(bucket, prefix)) {
+        for (S3Object o : objects(bucket, prefix, pageSize)) {
             keys.add(o.key());
         }
         return keys;
     }
 
     private List<S3Object> objects(String bucket, String prefix) {
+        return objects(bucket, prefix, 1000);
+    }
+
+    private List<S3Object> objects(String bucket, String prefix, int pageSize) {
         List<S3Object> all = new ArrayList<>();
         String token = null;
         do {
-            ListObjectsV2Request.Builder req = ListObjectsV2Request.builder().bucket(bucket).prefix(prefix);
+            ListObjectsV2Request.Builder req = ListObjectsV2Request.builder().bucket(bucket).prefix(prefix)
+                    .maxKeys(pageSize);
             if (token != null) {
                 req.continuationToken(token);
             }
@@ -242,12 +258,20 @@ public final class CephS3 implements AutoCloseable {
 
     /** Deletes every object of {@code bucket} whose key starts with {@code prefix}; returns how many. */
     public int deletePrefix(String bucket, String prefix) {
-        int n = 0;
-        for (S3Object o : objects(bucket, prefix)) {
-            client().deleteObject(b -> b.bucket(bucket).key(o.key()));
-            n++;
+        List<S3Object> objects = objects(bucket, prefix);
+        for (int from = 0; from < objects.size(); from += 1000) {
+            List<ObjectIdentifier> batch = new ArrayList<>();
+            for (S3Object o : objects.subList(from, Math.min(from + 1000, objects.size()))) {
+                batch.add(ObjectIdentifier.builder().key(o.key()).build());
+            }
+            DeleteObjectsResponse r = client().deleteObjects(b -> b.bucket(bucket).delete(d -> d.objects(batch).quiet(true)));
+            if (!r.errors().isEmpty()) {
+                S3Error e = r.errors().get(0);
+                throw new IllegalStateException("deleting s3://" + bucket + "/" + e.key() + " failed: " + e.code()
+                        + " " + e.message() + " (" + r.errors().size() + " keys not deleted)");
+            }
         }
-        return n;
+        return objects.size();
     }
 
     /** Stops radosgw only (SIGTERM, waits for it): S3 calls fail until {@link #startGateway()}; data stays. */
@@ -273,12 +297,14 @@ public final class CephS3 implements AutoCloseable {
         }
     }
 
-    private synchronized void stopCluster() {
+    private synchronized void stopCluster(String... options) {
         if (client != null) {
             client.close();
             client = null;
         }
-        run(dir, "stop", dir.toString());
+        List<String> args = new ArrayList<>(List.of("stop", dir.toString()));
+        args.addAll(List.of(options));
+        run(dir, args.toArray(String[]::new));
     }
 
     private static Map<String, String> parse(List<String> lines) {
