@@ -57,8 +57,16 @@ export CEPH_CONF="$conf"
 # a unix socket path must fit in 107 bytes: the admin sockets are run/<name>.asok
 ((${#run} + 20 < 107)) || die "state directory path too long for Ceph's admin sockets ($run): use a shorter DIR"
 
+# true while process PID runs; a zombie counts as gone (on some hosts pid 1 reaps orphans a second late)
+running() {
+    local stat
+    stat="$(cat "/proc/$1/stat" 2>/dev/null)" || return 1
+    [[ "${stat##*) }" != Z* ]]
+}
+
+# true while the process in pid file $1 runs
 alive() {
-    [[ -s "$1" ]] && kill -0 "$(cat "$1")" 2>/dev/null
+    [[ -s "$1" ]] && running "$(cat "$1")"
 }
 
 # true when something accepts connections on 127.0.0.1:PORT
@@ -363,7 +371,12 @@ cmd_start() {
     if [[ ! -s "$conf" || ! -d "$dir/mon/ceph-a/store.db" ]]; then
         mkfs
     fi
-    trap 'rc=$?; if [[ $rc -ne 0 ]]; then echo "s3.sh: start failed, stopping what was started (logs in $logs)" >&2; cmd_stop >/dev/null 2>&1; fi' EXIT
+    # a gateway port taken by another process: say so before starting anything
+    if ! alive "$(pidfile rgw.a)" && port_busy "$(gateway_port)"; then
+        die "radosgw: port 127.0.0.1:$(gateway_port) (S3_PORT, in $conf) is taken by another process"
+    fi
+    # on failure the one line names the daemon and its log; what was started is stopped again
+    trap 'rc=$?; if [[ $rc -ne 0 ]]; then cmd_stop >/dev/null 2>&1; fi' EXIT
     start_mon
     start_osd
     start_gateway
@@ -373,24 +386,35 @@ cmd_start() {
     cat "$dir/s3.env"
 }
 
-# stop_daemon NAME SIGNAL: signals the daemon, waits for it (the OSD saves its memory store first)
-stop_daemon() {
-    local pf
-    pf="$(pidfile "$1")"
-    if alive "$pf"; then
-        local pid
-        pid="$(cat "$pf")"
-        kill "-$2" "$pid" 2>/dev/null || true
-        local deadline=$((SECONDS + ${S3_STOP_TIMEOUT:-120}))
-        while kill -0 "$pid" 2>/dev/null; do
-            if ((SECONDS >= deadline)); then
-                echo "s3.sh: $1 still running ${S3_STOP_TIMEOUT:-120} s after SIG$2: killed" >&2
-                kill -KILL "$pid" 2>/dev/null || true
+# stop_daemons SIGNAL NAME...: signals the daemons at once and waits for all of them (the OSD saves its
+# memory store first); one still there after S3_STOP_TIMEOUT seconds is killed
+stop_daemons() {
+    local signal="$1" pids=() names=()
+    shift
+    for name in "$@"; do
+        local pf
+        pf="$(pidfile "$name")"
+        if alive "$pf"; then
+            pids+=("$(cat "$pf")")
+            names+=("$name")
+            kill "-$signal" "${pids[-1]}" 2>/dev/null || true
+        fi
+    done
+    local deadline=$((SECONDS + ${S3_STOP_TIMEOUT:-120})) i
+    for i in "${!pids[@]}"; do
+        local killed=""
+        while running "${pids[$i]}"; do
+            if ((SECONDS >= deadline)) && [[ -z "$killed" ]]; then
+                echo "s3.sh: ${names[$i]} still running ${S3_STOP_TIMEOUT:-120} s after SIG$signal: killed" >&2
+                killed=1
+                kill -KILL "${pids[$i]}" 2>/dev/null || true
             fi
-            sleep 0.1
+            sleep 0.05
         done
-    fi
-    rm -f "$pf"
+    done
+    for name in "$@"; do
+        rm -f "$(pidfile "$name")"
+    done
 }
 
 cmd_stop() {
@@ -400,9 +424,11 @@ cmd_stop() {
         "") ;;
         *) die "stop: unknown option '$1' (options: --discard)" ;;
     esac
-    stop_daemon rgw.a "$signal"
-    stop_daemon osd.0 "$signal"
-    stop_daemon mon.a "$signal"
+    # one after the other: radosgw waits for the OSD it talks to (SIGTERM to both at once: 120 s), and the
+    # OSD reports its shutdown to the monitor
+    stop_daemons "$signal" rgw.a
+    stop_daemons "$signal" osd.0
+    stop_daemons "$signal" mon.a
     local wd
     wd="$(cat "$run/watchdog.pid" 2>/dev/null || true)"
     if [[ -n "$wd" && "$wd" != "$$" ]] && alive "$run/watchdog.pid"; then
@@ -419,8 +445,8 @@ need_cluster() {
 cmd_gateway_stop() {
     need_cluster
     case "${1:-}" in
-        --kill) stop_daemon rgw.a KILL ;;
-        "") stop_daemon rgw.a TERM ;;
+        --kill) stop_daemons KILL rgw.a ;;
+        "") stop_daemons TERM rgw.a ;;
         *) die "gateway-stop: unknown option '$1' (options: --kill)" ;;
     esac
 }
