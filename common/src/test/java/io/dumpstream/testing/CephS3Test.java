@@ -127,4 +127,30 @@ class CephS3Test {
         assertArrayEquals(data, s3.get(BUCKET, "outage/kept.bin"));
         assertEquals(List.of("outage/kept.bin"), s3.listKeys(BUCKET, "outage/"));
     }
+
+    @Test
+    void aServerOfItsOwnKeepsItsDataPortAndKeysAcrossAFullStop(@TempDir Path tmp) {
+        Path dir = tmp.resolve("own");
+        byte[] data = random(300_001, 7);
+        CephS3 own = CephS3.start(dir);
+        try {
+            own.createBucket("own-bucket");
+            own.put("own-bucket", "kept/after-stop.bin", data);
+            // a second start finds it running: the same server
+            CephS3 again = CephS3.start(dir);
+            assertEquals(own.endpoint(), again.endpoint());
+            assertEquals(own.secretKey(), again.secretKey());
+            assertArrayEquals(data, again.get("own-bucket", "kept/after-stop.bin"));
+        } finally {
+            own.close();
+        }
+        // mon, OSD and gateway are stopped (the OSD saved its memory store under dir): nothing answers
+        assertThrows(SdkClientException.class, () -> own.get("own-bucket", "kept/after-stop.bin"));
+        try (CephS3 back = CephS3.start(dir)) {
+            assertEquals(own.endpoint(), back.endpoint());
+            assertEquals(own.accessKey(), back.accessKey());
+            assertArrayEquals(data, back.get("own-bucket", "kept/after-stop.bin"));
+            assertEquals(List.of("kept/after-stop.bin"), back.listKeys("own-bucket", ""));
+        }
+    }
 }
