@@ -78,7 +78,8 @@ port_busy() {
 pick_port() {
     local p
     for _ in $(seq 1 200); do
-        p=$((20000 + RANDOM % 30000))
+        # below Linux's ephemeral range (32768..60999), where outgoing connections would take them later
+        p=$((20000 + RANDOM % 12768))
         if ! port_busy "$p" && [[ " ${taken[*]:-} " != *" $p "* ]]; then
             taken+=("$p")
             printf -v "$1" '%s' "$p"
