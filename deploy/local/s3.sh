@@ -192,7 +192,7 @@ start_daemon() {
     if alive "$pf"; then
         return 0
     fi
-    setsid nohup "$@" -f >>"$logs/$name.out" 2>&1 </dev/null &
+    setsid nohup "$@" -f >>"$logs/$name.out" 2>&1 </dev/null 9>&- &
     echo $! >"$pf"
     sleep 0.1
     alive "$pf" || fail_daemon "$name" "$logname" "exited at start"
@@ -349,7 +349,7 @@ start_watchdog() {
     setsid nohup bash -c 'while kill -0 "$(cat "$2/run/owner.pid" 2>/dev/null)" 2>/dev/null \
             && [[ -f "$2/run/mon.a.script.pid" ]]; do sleep 1; done
         [[ -f "$2/run/mon.a.script.pid" ]] && exec bash "$1" stop "$2"' \
-        s3-watchdog "$self" "$dir" >>"$logs/watchdog.out" 2>&1 </dev/null &
+        s3-watchdog "$self" "$dir" >>"$logs/watchdog.out" 2>&1 </dev/null 9>&- &
     echo $! >"$run/watchdog.pid"
 }
 
@@ -466,6 +466,10 @@ cmd_status() {
     done
     [[ ! -s "$dir/s3.env" ]] || grep -v '^secret_key=' "$dir/s3.env"
 }
+
+# one s3.sh at a time per DIR (two test JVMs starting the same server); daemons do not inherit the lock
+exec 9>"$dir/.lock"
+flock -w 300 9 || die "another s3.sh has held $dir/.lock for 300 s"
 
 case "$cmd" in
     start) cmd_start "$@" ;;
