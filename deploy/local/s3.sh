@@ -251,6 +251,9 @@ mkfs() {
     check_port S3_MON_PORT "$mon_v2"
     check_port S3_MON_V1_PORT "$mon_v1"
     check_port S3_PORT "$rgw_port"
+    ! port_busy "$mon_v2" || die "ceph-mon: port 127.0.0.1:$mon_v2 (S3_MON_PORT) is taken by another process"
+    ! port_busy "$mon_v1" || die "ceph-mon: port 127.0.0.1:$mon_v1 (S3_MON_V1_PORT) is taken by another process"
+    ! port_busy "$rgw_port" || die "radosgw: port 127.0.0.1:$rgw_port (S3_PORT) is taken by another process"
     fsid="$(cat /proc/sys/kernel/random/uuid)"
     wipe
     mkdir -p "$dir/mon/ceph-a" "$dir/osd/ceph-0" "$dir/rgw" "$dir/crash"
