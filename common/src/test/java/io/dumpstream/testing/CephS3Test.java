@@ -83,7 +83,7 @@ class CephS3Test {
     @Test
     void listKeysPagesThroughEveryKeyUnderThePrefix() {
         List<String> want = new ArrayList<>();
-        for (int i = 0; i < 250; i++) {
+        for (int i = 0; i < 100; i++) {
             want.add(String.format("list/run=r/part-%04d.parquet", i));
         }
         want.add("list/run=s/ünï 🚀.parquet");
@@ -93,12 +93,12 @@ class CephS3Test {
         s3.put(BUCKET, "listing/not-under-the-prefix", new byte[] {1});
         // in S3's order (UTF-8 binary, which is this order too), across pages
         assertEquals(want, s3.listKeys(BUCKET, "list/"));
-        assertEquals(want, s3.listKeys(BUCKET, "list/", 100));
+        assertEquals(want, s3.listKeys(BUCKET, "list/", 25));
         assertEquals(want, s3.listKeys(BUCKET, "list/", 7));
         assertEquals(List.of("list/run=s/ünï 🚀.parquet"), s3.listKeys(BUCKET, "list/run=s"));
         assertEquals(List.of(), s3.listKeys(BUCKET, "nothing-here/"));
 
-        assertEquals(251, s3.deletePrefix(BUCKET, "list/"));
+        assertEquals(101, s3.deletePrefix(BUCKET, "list/"));
         assertEquals(List.of(), s3.listKeys(BUCKET, "list/"));
         assertEquals(List.of("listing/not-under-the-prefix"), s3.listKeys(BUCKET, "listing"));
     }
