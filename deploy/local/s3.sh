@@ -15,7 +15,7 @@
 #                                                    --discard: SIGKILL, and remove the data (not the logs)
 #   deploy/local/s3.sh gateway-stop DIR [--kill]     stop radosgw only: an S3 outage, the data stays
 #   deploy/local/s3.sh gateway-start DIR             start radosgw again on the same port
-#   deploy/local/s3.sh status DIR                    which daemons run; the s3.env lines
+#   deploy/local/s3.sh status DIR                    which daemons run; s3.env without the secret
 #
 # Ports on 127.0.0.1, picked free on the first start unless set: S3_PORT (the gateway),
 # S3_MON_PORT (mon v2) and S3_MON_V1_PORT (mon v1). Keys: S3_ACCESS_KEY and S3_SECRET_KEY (generated
