@@ -15,7 +15,7 @@
 #                                                    --discard: SIGKILL, and remove the data (not the logs)
 #   deploy/local/s3.sh gateway-stop DIR [--kill]     stop radosgw only: an S3 outage, the data stays
 #   deploy/local/s3.sh gateway-start DIR             start radosgw again on the same port
-#   deploy/local/s3.sh status DIR                    which daemons run; the s3.env lines
+#   deploy/local/s3.sh status DIR                    which daemons run; s3.env without the secret
 #
 # Ports on 127.0.0.1, picked free on the first start unless set: S3_PORT (the gateway),
 # S3_MON_PORT (mon v2) and S3_MON_V1_PORT (mon v1). Keys: S3_ACCESS_KEY and S3_SECRET_KEY (generated
@@ -78,7 +78,8 @@ port_busy() {
 pick_port() {
     local p
     for _ in $(seq 1 200); do
-        p=$((20000 + RANDOM % 30000))
+        # below Linux's ephemeral range (32768..60999), where outgoing connections would take them later
+        p=$((20000 + RANDOM % 12768))
         if ! port_busy "$p" && [[ " ${taken[*]:-} " != *" $p "* ]]; then
             taken+=("$p")
             printf -v "$1" '%s' "$p"
@@ -191,7 +192,7 @@ start_daemon() {
     if alive "$pf"; then
         return 0
     fi
-    setsid nohup "$@" -f >>"$logs/$name.out" 2>&1 </dev/null &
+    setsid nohup "$@" -f >>"$logs/$name.out" 2>&1 </dev/null 9>&- &
     echo $! >"$pf"
     sleep 0.1
     alive "$pf" || fail_daemon "$name" "$logname" "exited at start"
@@ -250,6 +251,9 @@ mkfs() {
     check_port S3_MON_PORT "$mon_v2"
     check_port S3_MON_V1_PORT "$mon_v1"
     check_port S3_PORT "$rgw_port"
+    ! port_busy "$mon_v2" || die "ceph-mon: port 127.0.0.1:$mon_v2 (S3_MON_PORT) is taken by another process"
+    ! port_busy "$mon_v1" || die "ceph-mon: port 127.0.0.1:$mon_v1 (S3_MON_V1_PORT) is taken by another process"
+    ! port_busy "$rgw_port" || die "radosgw: port 127.0.0.1:$rgw_port (S3_PORT) is taken by another process"
     fsid="$(cat /proc/sys/kernel/random/uuid)"
     wipe
     mkdir -p "$dir/mon/ceph-a" "$dir/osd/ceph-0" "$dir/rgw" "$dir/crash"
@@ -348,7 +352,7 @@ start_watchdog() {
     setsid nohup bash -c 'while kill -0 "$(cat "$2/run/owner.pid" 2>/dev/null)" 2>/dev/null \
             && [[ -f "$2/run/mon.a.script.pid" ]]; do sleep 1; done
         [[ -f "$2/run/mon.a.script.pid" ]] && exec bash "$1" stop "$2"' \
-        s3-watchdog "$self" "$dir" >>"$logs/watchdog.out" 2>&1 </dev/null &
+        s3-watchdog "$self" "$dir" >>"$logs/watchdog.out" 2>&1 </dev/null 9>&- &
     echo $! >"$run/watchdog.pid"
 }
 
@@ -465,6 +469,10 @@ cmd_status() {
     done
     [[ ! -s "$dir/s3.env" ]] || grep -v '^secret_key=' "$dir/s3.env"
 }
+
+# one s3.sh at a time per DIR (two test JVMs starting the same server); daemons do not inherit the lock
+exec 9>"$dir/.lock"
+flock -w 300 9 || die "another s3.sh has held $dir/.lock for 300 s"
 
 case "$cmd" in
     start) cmd_start "$@" ;;

@@ -37,7 +37,8 @@ import software.amazon.awssdk.services.s3.model.S3Object;
  * node, an in-memory OSD, every file under one directory), with an AWS SDK v2 client for setting up and
  * reading back what a test wrote.
  *
- * <p>{@link #shared()} is one server per test JVM (about 2 s to start, 150-170 MB), stopped when the JVM
+ * <p>{@link #shared()} is one server per test JVM (2-5 s to start, about 145 MB empty, the OSD holding what is
+ * stored in memory), stopped when the JVM
  * exits, or by the script's watchdog if the JVM dies; {@link #start(Path)} is a server of one's own.
  * The Ceph binaries come from Debian's {@code ceph-mon ceph-osd radosgw ceph-common} packages, which
  * {@code .ci/run} installs: without them a start fails and says so (there is no skipping, CI always has them).
@@ -45,6 +46,10 @@ import software.amazon.awssdk.services.s3.model.S3Object;
  * <p>Ceph 16 quirks a client meets here: CompleteMultipartUpload answers an empty ETag; AWS SDK v2
  * clients from 2.30 on must compute and validate checksums only {@code WHEN_REQUIRED}; an empty object
  * PUT in aws-chunked frames (the SDK's default over plain HTTP) fails with 400.
+ *
+ * <p>A module using this from common's test-jar declares the client too (test scope; versions from the
+ * parent's AWS SDK BOM): {@code software.amazon.awssdk:s3} without {@code netty-nio-client} and
+ * {@code apache-client}, and {@code software.amazon.awssdk:url-connection-client}.
  */
 public final class CephS3 implements AutoCloseable {
     /** The repository root: {@code -Ddumpstream.repo}, else the nearest folder above the working directory with the script. */

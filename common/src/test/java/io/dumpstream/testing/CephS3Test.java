@@ -3,13 +3,19 @@ package io.dumpstream.testing;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -77,7 +83,7 @@ class CephS3Test {
     @Test
     void listKeysPagesThroughEveryKeyUnderThePrefix() {
         List<String> want = new ArrayList<>();
-        for (int i = 0; i < 250; i++) {
+        for (int i = 0; i < 100; i++) {
             want.add(String.format("list/run=r/part-%04d.parquet", i));
         }
         want.add("list/run=s/ünï 🚀.parquet");
@@ -87,12 +93,12 @@ class CephS3Test {
         s3.put(BUCKET, "listing/not-under-the-prefix", new byte[] {1});
         // in S3's order (UTF-8 binary, which is this order too), across pages
         assertEquals(want, s3.listKeys(BUCKET, "list/"));
-        assertEquals(want, s3.listKeys(BUCKET, "list/", 100));
+        assertEquals(want, s3.listKeys(BUCKET, "list/", 25));
         assertEquals(want, s3.listKeys(BUCKET, "list/", 7));
         assertEquals(List.of("list/run=s/ünï 🚀.parquet"), s3.listKeys(BUCKET, "list/run=s"));
         assertEquals(List.of(), s3.listKeys(BUCKET, "nothing-here/"));
 
-        assertEquals(251, s3.deletePrefix(BUCKET, "list/"));
+        assertEquals(101, s3.deletePrefix(BUCKET, "list/"));
         assertEquals(List.of(), s3.listKeys(BUCKET, "list/"));
         assertEquals(List.of("listing/not-under-the-prefix"), s3.listKeys(BUCKET, "listing"));
     }
@@ -126,5 +132,71 @@ class CephS3Test {
         }
         assertArrayEquals(data, s3.get(BUCKET, "outage/kept.bin"));
         assertEquals(List.of("outage/kept.bin"), s3.listKeys(BUCKET, "outage/"));
+    }
+
+    @Test
+    void aServerOfItsOwnKeepsItsDataPortAndKeysAcrossAFullStop(@TempDir Path tmp) {
+        Path dir = tmp.resolve("own");
+        byte[] data = random(300_001, 7);
+        CephS3 own = CephS3.start(dir);
+        try {
+            own.createBucket("own-bucket");
+            own.put("own-bucket", "kept/after-stop.bin", data);
+            // a second start finds it running: the same server
+            CephS3 again = CephS3.start(dir);
+            assertEquals(own.endpoint(), again.endpoint());
+            assertEquals(own.secretKey(), again.secretKey());
+            assertArrayEquals(data, again.get("own-bucket", "kept/after-stop.bin"));
+        } finally {
+            own.close();
+        }
+        // mon, OSD and gateway are stopped (the OSD saved its memory store under dir): nothing answers
+        assertThrows(SdkClientException.class, () -> own.get("own-bucket", "kept/after-stop.bin"));
+        try (CephS3 back = CephS3.start(dir)) {
+            assertEquals(own.endpoint(), back.endpoint());
+            assertEquals(own.accessKey(), back.accessKey());
+            assertArrayEquals(data, back.get("own-bucket", "kept/after-stop.bin"));
+            assertEquals(List.of("kept/after-stop.bin"), back.listKeys("own-bucket", ""));
+        }
+    }
+
+    /** Runs {@code s3.sh ARGS} with {@code env} added; its exit code and stderr. */
+    private static String[] script(Path tmp, Map<String, String> env, String... args) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of("bash", CephS3.SCRIPT.toString()));
+        cmd.addAll(List.of(args));
+        Path err = tmp.resolve("stderr");
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectOutput(tmp.resolve("stdout").toFile())
+                .redirectError(err.toFile());
+        pb.environment().putAll(env);
+        Process p = pb.start();
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "s3.sh " + args[0] + " did not end");
+        return new String[] {Integer.toString(p.exitValue()), Files.readString(err)};
+    }
+
+    @Test
+    void aTakenGatewayPortStopsTheStartWithOneLineNamingIt(@TempDir Path tmp) throws Exception {
+        try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            int port = taken.getLocalPort();
+            String[] r = script(tmp, Map.of("S3_PORT", Integer.toString(port)), "start",
+                    tmp.resolve("s3").toString());
+            assertEquals("1", r[0]);
+            assertEquals("s3.sh: radosgw: port 127.0.0.1:" + port + " (S3_PORT) is taken by another process\n", r[1]);
+        }
+    }
+
+    @Test
+    void missingCephBinariesAreNamedWithWhereTheyComeFrom(@TempDir Path tmp) throws Exception {
+        // a PATH with what the script needs before its check, and no Ceph
+        Path bin = Files.createDirectories(tmp.resolve("bin"));
+        for (String tool : List.of("bash", "dirname", "basename", "mkdir", "flock")) {
+            Path real = Stream.of("/usr/bin", "/bin").map(d -> Path.of(d, tool))
+                    .filter(Files::isExecutable).findFirst().orElseThrow();
+            Files.createSymbolicLink(bin.resolve(tool), real);
+        }
+        String[] r = script(tmp, Map.of("PATH", bin.toString()), "start", tmp.resolve("s3").toString());
+        assertEquals("1", r[0]);
+        assertEquals("s3.sh: missing ceph ceph-authtool monmaptool ceph-mon ceph-osd radosgw radosgw-admin"
+                + " (apt-get install -y --no-install-recommends ceph-mon ceph-osd radosgw ceph-common; .ci/run does)\n",
+                r[1]);
     }
 }
