@@ -1,5 +1,6 @@
 package io.dumpstream.job;
 
+import io.dumpstream.table.CountingPositionStream;
 import io.dumpstream.table.StreamOutputFile;
 import org.apache.flink.connector.file.sink.compactor.OutputStreamBasedFileCompactor;
 import org.apache.flink.core.fs.FSDataInputStream;
@@ -9,7 +10,6 @@ import org.apache.flink.formats.parquet.ParquetInputFile;
 import org.apache.parquet.hadoop.ParquetFileReader;
 import org.apache.parquet.hadoop.ParquetFileWriter;
 import org.apache.parquet.hadoop.metadata.FileMetaData;
-import org.apache.parquet.io.PositionOutputStream;
 
 import java.io.IOException;
 import java.io.OutputStream;
@@ -36,7 +36,7 @@ public final class ParquetAppendCompactor extends OutputStreamBasedFileCompactor
         try (ParquetFileReader r = open(inputs.get(0))) {
             first = r.getFooter().getFileMetaData();
         }
-        ParquetFileWriter w = new ParquetFileWriter(new StreamOutputFile(new CountingStream(out)), first.getSchema(),
+        ParquetFileWriter w = new ParquetFileWriter(new StreamOutputFile(new CountingPositionStream(out)), first.getSchema(),
                 ParquetFileWriter.Mode.CREATE, 0, 0);
         w.start();
         for (Path p : inputs) {
@@ -69,43 +69,6 @@ public final class ParquetAppendCompactor extends OutputStreamBasedFileCompactor
         } catch (IOException | RuntimeException e) {
             in.close();
             throw e;
-        }
-    }
-
-    /** The compactor's output stream with its position counted; closing it only flushes (the compactor owns it). */
-    static final class CountingStream extends PositionOutputStream {
-        private final OutputStream out;
-        private long pos;
-
-        CountingStream(OutputStream out) {
-            this.out = out;
-        }
-
-        @Override
-        public long getPos() {
-            return pos;
-        }
-
-        @Override
-        public void write(int b) throws IOException {
-            out.write(b);
-            pos++;
-        }
-
-        @Override
-        public void write(byte[] b, int off, int len) throws IOException {
-            out.write(b, off, len);
-            pos += len;
-        }
-
-        @Override
-        public void flush() throws IOException {
-            out.flush();
-        }
-
-        @Override
-        public void close() throws IOException {
-            out.flush();
         }
     }
 }
