@@ -19,17 +19,14 @@ import java.util.concurrent.TimeUnit;
  *
  * <ul>
  * <li>{@link #demo()}: a real ingest ({@code demo}: local Kafka broker, the Flink job on a MiniCluster,
- * synthetic ranks, the bundled examples, one of them rejected) that also publishes the hostile-named
- * dumps ({@code --dumps}), all but the names with characters beyond the Basic Multilingual Plane, which
- * Trino 368's metastore cannot register as partition values (README, "Trino").</li>
- * <li>{@link #hostile()}: every hostile-named dump, those included, through {@code decode --dir}.</li>
+ * synthetic ranks, the bundled examples, one of them rejected) that also publishes every hostile-named
+ * dump ({@code --dumps}).</li>
+ * <li>{@link #hostile()}: the same hostile-named dumps through {@code decode --dir}.</li>
  * </ul>
  */
 final class Landed {
-    /** The hostile names in {@link #demo()}. */
-    static final List<String> DEMO_NAMES = HostileNames.NAMES.stream().filter(HostileNames.SUPPLEMENTARY.negate()).toList();
-
     private static Path base;
+    private static Path pairs;
     private static Path demo;
     private static Path hostile;
 
@@ -38,30 +35,34 @@ final class Landed {
 
     static synchronized Path demo() throws Exception {
         if (demo == null) {
-            Path pairs = base().resolve("demo-pairs");
-            writePairs(pairs, "bmp");
             demo = base().resolve("demo");
             run("demo", List.of("demo", "--out", demo.toString(), "--ranks", "2", "--launches", "3", "--records", "8",
-                    "--parallelism", "2", "--dumps", pairs.toString()));
+                    "--parallelism", "2", "--dumps", pairs().toString()));
         }
         return demo;
     }
 
     static synchronized Path hostile() throws Exception {
         if (hostile == null) {
-            Path pairs = base().resolve("hostile-pairs");
-            writePairs(pairs, "all");
             hostile = base().resolve("hostile");
-            run("decode", List.of("decode", "--dir", pairs.toString(), "--out", hostile.toString()));
+            run("decode", List.of("decode", "--dir", pairs().toString(), "--out", hostile.toString()));
         }
         return hostile;
     }
 
-    /** HostileNames' pairs, written by a JVM of the shaded jar and common's test classes (their Avro and Jackson, not Spark's). */
-    private static void writePairs(Path dir, String which) throws Exception {
-        String cp = System.getProperty("dumpstream.jar", "../jobs/target/dumpstream.jar") + java.io.File.pathSeparator
-                + System.getProperty("common.tests.jar");
-        run("pairs-" + which, List.of("-cp", cp, HostileNames.class.getName(), dir.toString(), which), false);
+    /**
+     * A manifest and buffer pair per hostile name, written once by a JVM of the shaded jar and common's
+     * test classes (their Avro and Jackson, not Spark's).
+     */
+    private static Path pairs() throws Exception {
+        if (pairs == null) {
+            Path dir = base().resolve("hostile-pairs");
+            String cp = System.getProperty("dumpstream.jar", "../jobs/target/dumpstream.jar") + java.io.File.pathSeparator
+                    + System.getProperty("common.tests.jar");
+            run("pairs", List.of("-cp", cp, HostileNames.class.getName(), dir.toString(), "all"), false);
+            pairs = dir;
+        }
+        return pairs;
     }
 
     private static Path base() throws IOException {
