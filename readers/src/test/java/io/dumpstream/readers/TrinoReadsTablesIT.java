@@ -25,23 +25,30 @@ import java.util.regex.Pattern;
 
 /**
  * A real ingest run ({@link Landed#demo()}: synthetic ranks, the bundled examples, every hostile name)
- * read by a real Trino 476 server with the Hive connector, set up by the README's catalog file: the
+ * read by a real Trino 476 server with the Hive connector, on local disk and on a real S3 server (the
+ * same files on Ceph's RADOS Gateway), set up by the README's catalog files: for each, the
  * README's Trino block, run statement by statement (the schema, the tables over ROOT, their partitions
  * synced from the directories, the queries), gives exactly what DuckDB reads from the same files, and
  * the hostile run ids and stage names come back as the partition values Hive's escaping gives.
  */
 class TrinoReadsTablesIT {
     private static Path root;
+    private static Landed.OnS3 onS3;
     private static Path metastore;
     private static TrinoServer trino;
 
+    /** One server, two catalogs from the README: {@code hive} over the local tables, {@code s3} over the same files on S3. */
     @BeforeAll
     static void ingestAndStartTrino() throws Exception {
         root = Landed.demo();
+        onS3 = Landed.demoOnS3();
         metastore = Files.createTempDirectory("dumpstream-trino-metastore");
         Map<String, String> catalogs = new LinkedHashMap<>();
         catalog(catalogs, "# etc/catalog/hive.properties", Map.of("METASTORE", metastore.toString()));
-        trino = TrinoServer.start(catalogs, Map.of());
+        catalog(catalogs, "# etc/catalog/s3.properties", Map.of("BUCKET", onS3.bucket(), "ENDPOINT", onS3.s3().endpoint()));
+        // the S3 catalog reads its keys as ${ENV:...}: they reach Trino's process environment only
+        trino = TrinoServer.start(catalogs, Map.of("AWS_ACCESS_KEY_ID", onS3.s3().accessKey(),
+                "AWS_SECRET_ACCESS_KEY", onS3.s3().secretKey()));
     }
 
     @AfterAll
@@ -60,13 +67,26 @@ class TrinoReadsTablesIT {
     }
 
     /**
+     * The README's Trino block for S3 (catalog {@code s3}: native S3 against Ceph's RADOS Gateway, the
+     * file metastore in the bucket too) over the same tables under {@code s3://BUCKET/ROOT}: what DuckDB
+     * reads from their download.
+     */
+    @Test
+    void readmeTrinoS3BlockGivesWhatDuckDbReads() throws Exception {
+        runAndCompare("-- Trino on S3: ", Map.of("BUCKET", onS3.bucket(), "ROOT", onS3.root()), onS3.downloaded());
+        List<String> metastoreKeys = onS3.s3().listKeys(onS3.bucket(), "trino-metastore/default/snapshots/");
+        assertTrue(metastoreKeys.stream().anyMatch(k -> k.endsWith("/.trinoSchema")),
+                "the S3 catalog's file metastore is in the bucket: " + metastoreKeys.size() + " keys");
+    }
+
+    /**
      * Runs the README's Trino SQL block whose first line starts with {@code first} (placeholders
      * replaced), on the catalog and schema that line names, and checks its queries, the tables' counts
      * and the hostile names against DuckDB's read of {@code local}, a local copy of the same tables.
      */
     static void runAndCompare(String first, Map<String, String> placeholders, Path local) throws Exception {
         List<String> block = Rows.readmeBlock("```sql", first);
-        Matcher session = Pattern.compile("-- Trino: trino --server HOST:8080 --catalog (\\w+) --schema (\\w+)").matcher(block.get(0));
+        Matcher session = Pattern.compile("-- Trino(?: on S3)?: trino --server HOST:8080 --catalog (\\w+) --schema (\\w+)").matcher(block.get(0));
         assertTrue(session.matches(), "README Trino block's first line names no catalog and schema: " + block.get(0));
         List<String> queries = new ArrayList<>();
         int schemas = 0;
