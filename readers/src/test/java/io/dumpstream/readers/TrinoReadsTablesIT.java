@@ -2,6 +2,7 @@ package io.dumpstream.readers;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.dumpstream.table.HivePartition;
@@ -11,6 +12,10 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import software.amazon.awssdk.core.sync.RequestBody;
+import software.amazon.awssdk.services.s3.model.S3Exception;
+
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -77,6 +82,15 @@ class TrinoReadsTablesIT {
         List<String> metastoreKeys = onS3.s3().listKeys(onS3.bucket(), "trino-metastore/default/snapshots/");
         assertTrue(metastoreKeys.stream().anyMatch(k -> k.endsWith("/.trinoSchema")),
                 "the S3 catalog's file metastore is in the bucket: " + metastoreKeys.size() + " keys");
+
+        // the catalog keeps Trino's exclusive create (no s3.exclusive-create=false): the gateway refuses a
+        // second If-None-Match: * write of a key, so two writers of one metastore file cannot both win
+        String key = "trino-metastore/exclusive-create-check";
+        onS3.s3().client().putObject(b -> b.bucket(onS3.bucket()).key(key).ifNoneMatch("*"), RequestBody.fromString("first"));
+        S3Exception refused = assertThrows(S3Exception.class, () -> onS3.s3().client().putObject(
+                b -> b.bucket(onS3.bucket()).key(key).ifNoneMatch("*"), RequestBody.fromString("second")));
+        assertEquals(412, refused.statusCode(), refused.getMessage());
+        assertEquals("first", new String(onS3.s3().get(onS3.bucket(), key), StandardCharsets.UTF_8));
     }
 
     /**
