@@ -201,6 +201,11 @@ final class TrinoServer implements AutoCloseable {
 
     @Override
     public void close() throws Exception {
+        Path status = Path.of("/proc", Long.toString(process.pid()), "status");
+        if (process.isAlive() && Files.isReadable(status)) {
+            Files.readAllLines(status).stream().filter(l -> l.startsWith("VmHWM:")).findFirst()
+                    .ifPresent(l -> System.out.printf("Trino server peak RSS: %s%n", l.substring("VmHWM:".length()).trim()));
+        }
         process.destroy();
         if (!process.waitFor(30, TimeUnit.SECONDS)) {
             process.destroyForcibly().waitFor();
