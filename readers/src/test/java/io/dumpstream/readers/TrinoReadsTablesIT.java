@@ -45,6 +45,7 @@ class TrinoReadsTablesIT {
     /** One server, two catalogs from the README: {@code hive} over the local tables, {@code s3} over the same files on S3. */
     @BeforeAll
     static void ingestAndStartTrino() throws Exception {
+        TrinoServer.javaHome(); // no JDK for Trino's server: one line before a minute of ingest
         root = Landed.demo();
         onS3 = Landed.demoOnS3();
         metastore = Files.createTempDirectory("dumpstream-trino-metastore");
