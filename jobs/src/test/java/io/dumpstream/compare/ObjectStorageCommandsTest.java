@@ -65,7 +65,9 @@ class ObjectStorageCommandsTest {
         List<String> rows = new ArrayList<>();
         for (Map<String, Object> r : DuckDb.query("SELECT COLUMNS(c -> c NOT LIKE '%\\_at' ESCAPE '\\') FROM read_parquet("
                 + DuckDb.glob(root, table + "/**/[!.]*.parquet") + ", hive_partitioning = true)")) {
-            rows.add(new LinkedHashMap<>(r).toString());
+            Map<String, Object> row = new LinkedHashMap<>();
+            r.forEach((k, v) -> row.put(k, v instanceof byte[] b ? java.util.HexFormat.of().formatHex(b) : v));
+            rows.add(row.toString());
         }
         rows.sort(null);
         assertFalse(rows.isEmpty(), "no rows in " + root + "/" + table);
