@@ -209,9 +209,10 @@ public final class DemoCommand implements Command {
         out.println("  Spark:   spark.read.parquet(\"file://" + root + "/snapshots\").groupBy(\"run\", \"rank\", \"stage\")"
                 + ".count().show()");
         // the README's statements (TrinoReadsTablesIT runs those), ROOT filled in
-        out.println("  Trino:   CREATE TABLE hive.default.snapshots (run_id varchar, stage_name varchar, tensor_name varchar,"
+        out.println("  Trino:   CREATE SCHEMA IF NOT EXISTS hive.default;");
+        out.println("           CREATE TABLE hive.default.snapshots (run_id varchar, stage_name varchar, tensor_name varchar,"
                 + " dtype varchar, numel bigint, nan_count bigint, mean double, l2_norm double, run varchar, rank integer,"
-                + " stage varchar) WITH (format = 'PARQUET', external_location = 'file://" + root + "/snapshots',"
+                + " stage varchar) WITH (format = 'PARQUET', external_location = 'local://" + root + "/snapshots',"
                 + " partitioned_by = ARRAY['run', 'rank', 'stage']);");
         out.println("           CALL hive.system.sync_partition_metadata('default', 'snapshots', 'FULL');");
         out.println("           (dumps and rejects: README.md, \"Decode a dump from files\", the Trino block)");
