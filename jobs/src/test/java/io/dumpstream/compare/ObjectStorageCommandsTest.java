@@ -175,6 +175,15 @@ class ObjectStorageCommandsTest {
         assertEquals("dumpstream decode: --out s3://" + BUCKET + "/x: endpoint http://127.0.0.1:" + closed + ", bucket '"
                 + BUCKET + "': cannot connect to 127.0.0.1:" + closed + " (Connection refused)\n", r[2]);
 
+        // ingest checks both locations before it starts a job: a bad one never becomes a restart loop
+        long t0 = System.nanoTime();
+        r = cli("ingest", "--bootstrap", "127.0.0.1:9", "--out", "s3://" + BUCKET + "/ingest", "--checkpoints",
+                "s3://no-such-bucket/ck");
+        assertEquals("1", r[0]);
+        assertEquals("dumpstream ingest: --checkpoints s3://no-such-bucket/ck: endpoint " + endpoint
+                + ", bucket 'no-such-bucket': the bucket does not exist\n", r[2]);
+        assertTrue(System.nanoTime() - t0 < 60e9, "stops at once");
+
         r = cli("compare", "--root", "gs://b/root", "--baseline", "a", "--candidate", "b", "--out", tmp.resolve("o").toString());
         assertEquals("1", r[0]);
         assertTrue(r[2].startsWith("dumpstream compare: --root gs://b/root: no file system for scheme 'gs' in the plugins folder "),
