@@ -1,20 +1,23 @@
 package io.dumpstream.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.dumpstream.local.LocalKafka;
 import io.dumpstream.testing.IngestProc;
+import io.dumpstream.testing.Landing;
 import io.dumpstream.testing.SharedKafka;
 import io.dumpstream.testing.Traffic;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -32,20 +35,25 @@ class IngestCommandTest {
     Path dir;
 
 
-    /** Without compaction, and with the snapshot parts compacted after every checkpoint. */
-    @ParameterizedTest(name = "compact-checkpoints {0}")
-    @ValueSource(ints = {0, 1})
-    void sigkillMidStreamResumesFromTheCheckpointAndSigtermStopsWithASavepoint(int compactCheckpoints)
+    /**
+     * Without compaction, and with the snapshot parts compacted after every checkpoint; tables and checkpoints on
+     * local disk, and on the project's S3 server (Ceph's RADOS Gateway), read back through an independent client.
+     */
+    @ParameterizedTest(name = "{0}, compact-checkpoints {1}")
+    @CsvSource({"local, 0", "local, 1", "s3, 0", "s3, 1"})
+    void sigkillMidStreamResumesFromTheCheckpointAndSigtermStopsWithASavepoint(String storage, int compactCheckpoints)
             throws Exception {
-        String topic = "ingest-cli-" + compactCheckpoints;
+        String topic = "ingest-cli-" + storage + "-" + compactCheckpoints;
         kafka.createTopic(topic, 2);
         kafka.createTopic(topic + ".dlq", 1);
-        Traffic traffic = new Traffic(kafka.bootstrapServers(), topic, "cli-run-" + compactCheckpoints, RANKS, 8, 8 * 1024, 32 * 1024, 11);
-        Path out = dir.resolve("out");
-        List<String> args = List.of("ingest", "--bootstrap", kafka.bootstrapServers(), "--topic", topic,
-                "--group", "cli-it", "--out", out.toString(), "--checkpoints", dir.resolve("ck").toString(),
+        Traffic traffic = new Traffic(kafka.bootstrapServers(), topic, "cli-run-" + storage + compactCheckpoints, RANKS, 8,
+                8 * 1024, 32 * 1024, 11);
+        Landing out = storage.equals("s3") ? Landing.s3(dir, "ingest-cli", topic) : Landing.local(dir);
+        List<String> args = new ArrayList<>(List.of("ingest", "--bootstrap", kafka.bootstrapServers(), "--topic", topic,
+                "--group", "cli-it", "--out", out.out(), "--checkpoints", out.checkpoints(),
                 "--checkpoint-interval", "1s", "--parallelism", "2",
-                "--compact-checkpoints", Integer.toString(compactCheckpoints));
+                "--compact-checkpoints", Integer.toString(compactCheckpoints)));
+        args.addAll(out.flinkArgs());
 
         // 1. the first process runs while ranks publish at a steady rate; SIGKILL once some dumps landed
         Thread publisher = traffic.publish(0, 30, 6.0);
@@ -54,13 +62,16 @@ class IngestCommandTest {
             p1.process().destroyForcibly();
             assertTrue(p1.process().waitFor(30, TimeUnit.SECONDS));
         }
-        long atKill = Traffic.landedDumps(out);
+        long atKill = Traffic.landedDumps(out.tables());
         System.out.printf("SIGKILL with %d of 60 dumps landed, publishing still under way: %s%n", atKill,
                 publisher.isAlive());
 
         // 2. the same arguments again: it resumes from the newest retained checkpoint by itself
         try (IngestProc p2 = IngestProc.start(JVM, args, dir.resolve("p2"))) {
             assertTrue(p2.stdout().contains("resumed from") && p2.stdout().contains("/chk-"), p2.stdout());
+            if (out.onS3()) {
+                assertTrue(p2.stdout().contains("resumed from " + out.checkpoints()), p2.stdout());
+            }
             traffic.join(publisher, 120_000);
             assertEquals(RANKS * 30, traffic.dumpsSent());
             awaitLanded(out, RANKS * 30, p2);
@@ -81,16 +92,18 @@ class IngestCommandTest {
             p3.process().destroy();
             assertTrue(p3.process().waitFor(150, TimeUnit.SECONDS));
             assertEquals(0, p3.process().exitValue(), p3.stderr());
+            assertNoSecret(out, p3);
         }
 
         if (compactCheckpoints > 0) {
             // 5. with compaction the parts of the final checkpoint stay hidden, their merge pending in the
             // savepoint (Flink's compactor merges a checkpoint's parts after that checkpoint completes, and a
             // stopped job takes no further checkpoint); the next start merges and publishes them
-            long hidden = RANKS * 35L * 8 - Traffic.landedRecords(out);
+            long hidden = RANKS * 35L * 8 - Traffic.landedRecords(out.tables());
             try (IngestProc p4 = IngestProc.start(JVM, args, dir.resolve("p4"))) {
                 assertTrue(p4.stdout().contains("resumed from") && p4.stdout().contains("/savepoint-"), p4.stdout());
                 Traffic.awaitRecords(out, RANKS * 35L * 8);
+                assertNoSecret(out, p4);
                 p4.process().destroy();
                 assertTrue(p4.process().waitFor(150, TimeUnit.SECONDS));
                 assertEquals(0, p4.process().exitValue(), p4.stderr());
@@ -101,7 +114,17 @@ class IngestCommandTest {
         traffic.assertExactlyOnce("ingest SIGKILL/SIGTERM, compact-checkpoints " + compactCheckpoints, out);
     }
 
-    private static void awaitLanded(Path out, long n, IngestProc p) throws Exception {
+    private static void awaitLanded(Landing out, long n, IngestProc p) throws Exception {
         p.awaitLanded(out, n, Duration.ofSeconds(180));
+    }
+
+    /** The S3 secret key, passed as -Ds3.secret-key, is in neither the output nor the log of the process. */
+    static void assertNoSecret(Landing out, IngestProc p) throws Exception {
+        if (!out.onS3()) {
+            return;
+        }
+        String secret = out.server().secretKey();
+        String all = p.stdout() + java.nio.file.Files.readString(p.stderrFile());
+        assertFalse(all.contains(secret), "the S3 secret key was printed");
     }
 }

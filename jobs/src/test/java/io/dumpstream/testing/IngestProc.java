@@ -60,8 +60,19 @@ public record IngestProc(Process process, Path stdoutFile, Path stderrFile) impl
 
     /** Waits until {@code n} dumps landed under {@code out}, failing if the process exits first. */
     public void awaitLanded(Path out, long n, Duration timeout) throws Exception {
+        awaitLanded(() -> out, n, timeout);
+    }
+
+    /** As {@link #awaitLanded(Path, long, Duration)} on the tables of {@code landing}. */
+    public void awaitLanded(Landing landing, long n, Duration timeout) throws Exception {
+        awaitLanded(landing::tables, n, timeout);
+    }
+
+    private void awaitLanded(java.util.function.Supplier<Path> tables, long n, Duration timeout) throws Exception {
+        Path out = tables.get();
         long deadline = System.nanoTime() + timeout.toNanos();
         while (System.nanoTime() < deadline) {
+            out = tables.get();
             if (Traffic.landedDumps(out) >= n) {
                 return;
             }

@@ -127,6 +127,22 @@ public final class Traffic {
         Thread.sleep(3000);
     }
 
+    /** As {@link #awaitRecords(Path, long)}, reading the tables of {@code landing} (an S3 mirror kept up to date). */
+    public static void awaitRecords(Landing landing, long n) throws InterruptedException {
+        long deadline = System.nanoTime() + java.time.Duration.ofSeconds(120).toNanos();
+        while (landedRecords(landing.tables()) < n && System.nanoTime() < deadline) {
+            Thread.sleep(500);
+        }
+        Thread.sleep(3000);
+        landing.tables();
+    }
+
+    /** As {@link #assertExactlyOnce(String, Path)} on the tables of {@code landing}, read back from a local mirror. */
+    public void assertExactlyOnce(String label, Landing landing) throws Exception {
+        awaitRecords(landing, records.size());
+        assertExactlyOnce(label + " (" + landing + ")", landing.tables());
+    }
+
     /** Rows in the snapshots table under {@code out} (0 before any file). */
     public static long landedRecords(Path out) {
         try {
