@@ -127,6 +127,17 @@ class StandaloneClusterIT {
             await(() -> landed(out) >= traffic.dumpsSent(), cluster, jobUrl, "every dump landed");
             System.out.printf("cluster: started in %.1f s, job RUNNING at %.1f s, every dump landed %.1f s after the kill%n",
                     startSeconds, runningSeconds, (System.nanoTime() - killedAt) / 1e9);
+            if (out.onS3()) {
+                // how much of the time above is the test's own read-back: one refresh of the mirror
+                long r0 = System.nanoTime();
+                Path tables = out.tables();
+                long files;
+                try (var walk = Files.walk(tables)) {
+                    files = walk.filter(Files::isRegularFile).count();
+                }
+                System.out.printf("cluster: one refresh of the S3 mirror (%d files) took %.2f s%n", files,
+                        (System.nanoTime() - r0) / 1e9);
+            }
             long completed = completedCheckpoints(cluster, jobUrl);
             // two more checkpoints: anything landing twice would have been committed by then
             await(() -> completedCheckpoints(cluster, jobUrl) >= completed + 2, cluster, jobUrl, "two more checkpoints");
@@ -146,6 +157,7 @@ class StandaloneClusterIT {
         } finally {
             List<String> stopped = cluster.run(Duration.ofSeconds(120), "stop");
             System.out.println("cluster: " + String.join(" ", stopped));
+            keepLogs(cluster.state().resolve("log"), Path.of("target", "standalone-cluster-logs", storage));
         }
         for (long pid : pids) {
             assertFalse(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false),
@@ -179,6 +191,17 @@ class StandaloneClusterIT {
         }
         System.out.println("cluster: restored from " + restored);
         return latest.path("restore_timestamp").asLong();
+    }
+
+    /** Copies the cluster's logs where a CI run keeps them (the test's own folder is deleted). */
+    private static void keepLogs(Path logs, Path to) throws java.io.IOException {
+        Files.createDirectories(to);
+        try (var files = Files.list(logs)) {
+            for (Path f : (Iterable<Path>) files::iterator) {
+                Files.copy(f, to.resolve(f.getFileName()), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            }
+        }
+        System.out.println("cluster: logs in " + to.toAbsolutePath());
     }
 
     /** No file under {@code dir} (config.yaml, logs, stdout of every process) contains {@code secret}. */
