@@ -150,21 +150,6 @@ public final class ManifestParser {
         }
     }
 
-    /**
-     * A new instance of one of the two generated record classes. Avro 1.12 refuses to load classes
-     * by name from packages not listed in org.apache.avro.SERIALIZABLE_PACKAGES, so
-     * SpecificData.newRecord fails for io.dumpstream.schema; the two classes are known here.
-     */
-    private static IndexedRecord newRecord(Schema s) {
-        if (s.getFullName().equals(DumpManifest.getClassSchema().getFullName())) {
-            return new DumpManifest();
-        }
-        if (s.getFullName().equals(io.dumpstream.schema.RecordPlan.getClassSchema().getFullName())) {
-            return new io.dumpstream.schema.RecordPlan();
-        }
-        throw new IllegalStateException("no generated class for record " + s.getFullName());
-    }
-
     private static void checkSize(byte[] bytes) throws DumpFormatException {
         if (bytes == null || bytes.length == 0) {
             throw invalid("manifest: empty");
@@ -232,7 +217,7 @@ public final class ManifestParser {
                 if (t != JsonToken.START_OBJECT) {
                     throw invalid("manifest field " + path + ": expected an object, got " + describe(t, p));
                 }
-                IndexedRecord rec = newRecord(s);
+                IndexedRecord rec = (IndexedRecord) SPECIFIC.newRecord(null, s);
                 boolean[] seen = new boolean[s.getFields().size()];
                 while (p.nextToken() == JsonToken.FIELD_NAME) {
                     String name = p.currentName();
@@ -380,7 +365,7 @@ public final class ManifestParser {
                     return b.getType() == Schema.Type.NULL ? null : read(b, path);
                 }
                 case RECORD: {
-                    IndexedRecord rec = newRecord(s);
+                    IndexedRecord rec = (IndexedRecord) SPECIFIC.newRecord(null, s);
                     for (Schema.Field f : s.getFields()) {
                         rec.put(f.pos(), read(f.schema(), field(path, f.name())));
                     }

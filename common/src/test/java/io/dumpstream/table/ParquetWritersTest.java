@@ -17,7 +17,6 @@ import java.util.Map;
 import org.apache.avro.specific.SpecificData;
 import org.apache.parquet.hadoop.ParquetWriter;
 import org.apache.parquet.hadoop.metadata.CompressionCodecName;
-import org.apache.parquet.io.PositionOutputStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -76,7 +75,7 @@ class ParquetWritersTest {
         SpecificData model = ParquetWriters.modelOf(TensorSnapshot.class);
         try (OutputStream out = Files.newOutputStream(file)) {
             ParquetWriter<TensorSnapshot> writer = ParquetWriters.create(
-                    new CountingStream(out), TensorSnapshot.getClassSchema(), model, ParquetWriters.Settings.defaults());
+                    new CountingPositionStream(out), TensorSnapshot.getClassSchema(), model, ParquetWriters.Settings.defaults());
             for (int i = 0; i < 3; i++) {
                 TensorSnapshot row = TableRows.snapshot(i, "r", "s", TableRows.bytes(1000 * i, i), i == 1);
                 writer.write(row);
@@ -106,7 +105,7 @@ class ParquetWritersTest {
         Path file = temp.resolve("big.parquet");
         long maxBuffered = 0;
         try (OutputStream out = Files.newOutputStream(file)) {
-            CountingStream stream = new CountingStream(out);
+            CountingPositionStream stream = new CountingPositionStream(out);
             ParquetWriter<TensorSnapshot> writer = ParquetWriters.create(
                     stream, TensorSnapshot.getClassSchema(), ParquetWriters.modelOf(TensorSnapshot.class), settings);
             for (int i = 0; i < 12; i++) {
@@ -130,42 +129,5 @@ class ParquetWritersTest {
     void binaryColumnsAreFound() {
         assertEquals(List.of("data"), ParquetWriters.binaryColumns(TensorSnapshot.getClassSchema()));
         assertEquals(List.of("raw_record", "payload"), ParquetWriters.binaryColumns(RejectedRecord.getClassSchema()));
-    }
-
-    /** A Flink-like position-tracking stream over a stream the caller owns and closes. */
-    static final class CountingStream extends PositionOutputStream {
-        private final OutputStream out;
-        private long position;
-
-        CountingStream(OutputStream out) {
-            this.out = out;
-        }
-
-        @Override
-        public long getPos() {
-            return position;
-        }
-
-        @Override
-        public void write(int b) throws IOException {
-            out.write(b);
-            position++;
-        }
-
-        @Override
-        public void write(byte[] b, int off, int len) throws IOException {
-            out.write(b, off, len);
-            position += len;
-        }
-
-        @Override
-        public void flush() throws IOException {
-            out.flush();
-        }
-
-        @Override
-        public void close() throws IOException {
-            flush();
-        }
     }
 }

@@ -176,7 +176,7 @@ class PartWriterTest {
         long maxBuffered = 0;
         List<TensorSnapshot> written = new ArrayList<>();
         try (OutputStream out = Files.newOutputStream(file)) {
-            ParquetWritersTest.CountingStream stream = new ParquetWritersTest.CountingStream(out);
+            CountingPositionStream stream = new CountingPositionStream(out);
             PartWriter<TensorSnapshot> writer = factory.open(stream);
             for (int i = 0; i < 12; i++) {
                 TensorSnapshot row = TableRows.snapshot(i, "r", "big", TableRows.bytes(FOUR_MIB, i), false);
@@ -243,7 +243,7 @@ class PartWriterTest {
         List<TensorSnapshot> written = new ArrayList<>();
         long before = settledDirectBytes();
         try (OutputStream os = Files.newOutputStream(file)) {
-            ParquetWritersTest.CountingStream stream = new ParquetWritersTest.CountingStream(os);
+            CountingPositionStream stream = new CountingPositionStream(os);
             PartWriter<TensorSnapshot> w = factory.open(stream);
             for (int i = 0; i < 4; i++) {
                 TensorSnapshot row = TableRows.snapshot(i, "r", "s", TableRows.bytes(48 << 10, i), false);
@@ -279,7 +279,7 @@ class PartWriterTest {
             Path file = temp.resolve("past-" + groupBytes + ".parquet");
             List<TensorSnapshot> written = new ArrayList<>();
             try (OutputStream os = Files.newOutputStream(file)) {
-                ParquetWritersTest.CountingStream stream = new ParquetWritersTest.CountingStream(os);
+                CountingPositionStream stream = new CountingPositionStream(os);
                 PartWriter<TensorSnapshot> w = factory.open(stream);
                 int deferred = (int) (PartWriter.DEFER_BYTES / ((100 << 10) + PartWriter.DEFERRED_ROW_BYTES));
                 for (int i = 0; i < deferred + 5; i++) {

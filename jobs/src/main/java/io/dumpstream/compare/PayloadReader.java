@@ -105,10 +105,21 @@ final class PayloadReader implements Closeable {
         }
     }
 
+    /** True for a stream of Flink's local file system (under the safety net's wrappers). */
+    private static boolean localFile(Object in) {
+        Object s = in;
+        while (s instanceof org.apache.flink.util.WrappingProxy<?> w && w.getWrappedDelegate() != s) {
+            s = w.getWrappedDelegate();
+        }
+        return s instanceof org.apache.flink.core.fs.local.LocalDataInputStream;
+    }
+
     private static void readFully(PayloadColumn c, byte[] b, int off, int len, String where) throws IOException {
-        if (c.in instanceof ByteBufferReadable r) {
+        if (c.in instanceof ByteBufferReadable r && localFile(c.in)) {
             // local files: through the file channel, which reuses one cached direct buffer per thread;
-            // FileInputStream.read mallocs (and page-faults in) a fresh native buffer of len per call
+            // FileInputStream.read mallocs (and page-faults in) a fresh native buffer of len per call.
+            // Not for other file systems: the S3 plugin's read(ByteBuffer) ends in an EOFException on a page
+            // well inside the file (seen reading a buffer that wraps part of a larger array)
             ByteBuffer bb = ByteBuffer.wrap(b, off, len);
             while (bb.hasRemaining()) {
                 if (r.read(bb) < 0) {

@@ -27,10 +27,6 @@ import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.TypeHint;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
-import org.apache.flink.metrics.Counter;
-import org.apache.flink.metrics.Histogram;
-import org.apache.flink.metrics.MetricGroup;
-import org.apache.flink.runtime.metrics.DescriptiveStatisticsHistogram;
 import org.apache.flink.runtime.state.FunctionInitializationContext;
 import org.apache.flink.runtime.state.FunctionSnapshotContext;
 import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
@@ -43,12 +39,10 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.EnumMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 
 /**
  * Keyed by dump id: assembles each dump from its manifest and chunks, in any order, with
@@ -60,6 +54,10 @@ import java.util.TreeMap;
  * in flight), chunks that arrived ahead of their turn, the head chunks while the header is not yet
  * decided, and after the outcome only a small {@link DoneMarker} until the retention timer clears
  * it. Chunks that arrive in order are consumed at once and never stored.
+ *
+ * <p>Its concerns beside the assembly live in small classes: {@link DedupRetention} (what a decided
+ * dump leaves behind and for how long), {@link DeadLetters} (what goes to the dead-letter output,
+ * with which reason) and {@link AssemblerMetrics}.
  */
 public class DumpAssembler extends KeyedProcessFunction<DumpKey, L1Message, RecordWork>
         implements CheckpointedFunction, CheckpointListener {
@@ -70,10 +68,6 @@ public class DumpAssembler extends KeyedProcessFunction<DumpKey, L1Message, Reco
     public static final OutputTag<Routed<DumpOutcome>> OUTCOMES =
             new OutputTag<>("outcomes", TypeInformation.of(new TypeHint<Routed<DumpOutcome>>() { }));
     public static final OutputTag<L1Message> DLQ = new OutputTag<>("dlq", TypeInformation.of(L1Message.class));
-
-    /** Dead-letter reasons for messages that are not a dump's manifest or chunk. */
-    public static final String BAD_MESSAGE = "BAD_MESSAGE";
-    public static final String CHUNK_INDEX_OUT_OF_RANGE = "CHUNK_INDEX_OUT_OF_RANGE";
 
     private static final int MANIFEST_CACHE = 1024;
 
@@ -86,23 +80,10 @@ public class DumpAssembler extends KeyedProcessFunction<DumpKey, L1Message, Reco
     private transient ListState<L1Message> headState;
     private transient ValueState<DoneMarker> doneState;
     private transient Map<String, DumpManifest> manifests;
-
-    private transient Counter messagesIn;
-    private transient Counter bytesIn;
-    private transient Counter dumpsIn;
-    private transient Counter duplicates;
-    private transient Counter dlqMessages;
     private transient long maxRecordBytes;
-    private transient Counter recordsAccepted;
-    private transient Counter recordsRejected;
-    private transient Map<ReasonCode, Counter> rejectedByReason;
-    private transient Map<Outcome, Counter> dumpsByOutcome;
-    private transient Histogram publishToCommit;
-    private transient long inAssembly;
-    private transient long stateBytes;
-    /** Publish times of dumps finished since the last checkpoint, then per checkpoint until it completes. */
-    private transient List<Long> finishedSinceSnapshot;
-    private transient TreeMap<Long, List<Long>> finishedByCheckpoint;
+    private transient DedupRetention retention;
+    private transient DeadLetters deadLetters;
+    private transient AssemblerMetrics metrics;
     /**
      * Processing time of this subtask's first callback since it (re)started, -1 before: a restored
      * dump's timeout counts from here at the earliest.
@@ -138,27 +119,9 @@ public class DumpAssembler extends KeyedProcessFunction<DumpKey, L1Message, Reco
                 return size() > MANIFEST_CACHE;
             }
         };
-        MetricGroup g = getRuntimeContext().getMetricGroup().addGroup("dumpstream");
-        messagesIn = g.counter("messagesIn");
-        bytesIn = g.counter("bytesIn");
-        dumpsIn = g.counter("dumpsIn");
-        duplicates = g.counter("duplicateMessages");
-        dlqMessages = g.counter("deadLetterMessages");
-        recordsAccepted = g.counter("recordsAccepted");
-        recordsRejected = g.counter("recordsRejected");
-        rejectedByReason = new EnumMap<>(ReasonCode.class);
-        for (ReasonCode r : ReasonCode.values()) {
-            rejectedByReason.put(r, g.addGroup("reason", r.name()).counter("recordsRejected"));
-        }
-        dumpsByOutcome = new EnumMap<>(Outcome.class);
-        for (Outcome o : Outcome.values()) {
-            dumpsByOutcome.put(o, g.addGroup("outcome", o.name()).counter("dumps"));
-        }
-        g.gauge("dumpsInAssembly", () -> inAssembly);
-        g.gauge("assemblyStateBytes", () -> stateBytes);
-        publishToCommit = g.histogram("publishToCommitMillis", new DescriptiveStatisticsHistogram(10_000));
-        finishedSinceSnapshot = new ArrayList<>();
-        finishedByCheckpoint = new TreeMap<>();
+        retention = new DedupRetention(settings.dedupRetention());
+        metrics = new AssemblerMetrics(getRuntimeContext().getMetricGroup());
+        deadLetters = new DeadLetters(metrics.deadLetters());
         openedAt = -1;
     }
 
@@ -169,38 +132,14 @@ public class DumpAssembler extends KeyedProcessFunction<DumpKey, L1Message, Reco
         if (openedAt < 0) {
             openedAt = ctx.timerService().currentProcessingTime();
         }
-        messagesIn.inc();
-        bytesIn.inc(msg.valueLength());
-        String kind = msg.kind();
-        if (msg.keyBytes == null) {
-            dlq(ctx, msg, BAD_MESSAGE + ": no key (the dump id) on " + msg.where());
-            return;
-        }
-        if (L1Headers.KIND_MANIFEST.equals(kind)) {
+        metrics.message(msg);
+        String bad = DeadLetters.badMessage(msg);
+        if (bad != null) {
+            dlq(ctx, msg, bad);
+        } else if (L1Headers.KIND_MANIFEST.equals(msg.kind())) {
             onManifest(msg, ctx, out);
-        } else if (L1Headers.KIND_CHUNK.equals(kind)) {
-            int index = chunkIndex(msg);
-            if (index < 0) {
-                dlq(ctx, msg, BAD_MESSAGE + ": header " + L1Headers.CHUNK_INDEX + " '"
-                        + msg.header(L1Headers.CHUNK_INDEX) + "' is not a chunk index, on " + msg.where());
-                return;
-            }
-            onChunk(msg, index, ctx, out);
         } else {
-            dlq(ctx, msg, BAD_MESSAGE + ": header " + L1Headers.KIND + " '" + kind
-                    + "' is neither manifest nor chunk, on " + msg.where());
-        }
-    }
-
-    private static int chunkIndex(L1Message msg) {
-        String s = msg.header(L1Headers.CHUNK_INDEX);
-        if (s == null) {
-            return -1;
-        }
-        try {
-            return Integer.parseInt(s.trim());
-        } catch (NumberFormatException e) {
-            return -1;
+            onChunk(msg, DeadLetters.chunkIndex(msg), ctx, out);
         }
     }
 
@@ -210,7 +149,7 @@ public class DumpAssembler extends KeyedProcessFunction<DumpKey, L1Message, Reco
         Attempt attempt = attemptState.value();
         if (current != null) {
             if (attempt != null && attempt.fingerprint == fp) {
-                duplicates.inc();
+                metrics.duplicate();
             } else {
                 Instant now = now(ctx);
                 String detail = "a second, different manifest for dump id " + msg.key + " while the first (from "
@@ -222,8 +161,8 @@ public class DumpAssembler extends KeyedProcessFunction<DumpKey, L1Message, Reco
             return;
         }
         DoneMarker done = doneState.value();
-        if (done != null && done.fingerprint == fp && !done.retryable) {
-            duplicates.inc(); // a re-send of a dump already decided: the same bytes give the same rows
+        if (DedupRetention.isResend(done, fp)) {
+            metrics.duplicate();
             return;
         }
         if (attempt == null) {
@@ -231,8 +170,9 @@ public class DumpAssembler extends KeyedProcessFunction<DumpKey, L1Message, Reco
         }
         attempt.fingerprint = fp;
         attempt.publishTs = msg.publishTs();
-        if (done != null && done.acceptedBits != null) {
-            attempt.acceptedBits = done.acceptedBits.clone();
+        long[] written = DedupRetention.written(done);
+        if (written != null) {
+            attempt.acceptedBits = written;
         }
         DumpManifest m;
         try {
@@ -245,7 +185,7 @@ public class DumpAssembler extends KeyedProcessFunction<DumpKey, L1Message, Reco
             rejectUnusable(msg, e.reason(), "manifest at " + msg.where() + ": " + e.getMessage(), attempt, ctx);
             return;
         }
-        dumpsIn.inc();
+        metrics.dumpIn();
         manifestState.update(msg);
         manifests.put(msg.key, m);
         AssemblyState s = new AssemblyState();
@@ -268,9 +208,8 @@ public class DumpAssembler extends KeyedProcessFunction<DumpKey, L1Message, Reco
             if (k >= chunks) {
                 L1Message c = pendingState.get(k);
                 pendingState.remove(k);
-                stateBytes -= c.valueLength();
-                dlq(ctx, c, CHUNK_INDEX_OUT_OF_RANGE + ": chunk " + k + " of dump " + msg.key + " but its manifest lists "
-                        + chunks + " chunks, on " + c.where());
+                metrics.held(-c.valueLength());
+                dlq(ctx, c, DeadLetters.outOfRange(c, k, chunks));
             } else {
                 Attempt.set(attempt.seenChunks, k);
                 attempt.seenCount++;
@@ -285,33 +224,33 @@ public class DumpAssembler extends KeyedProcessFunction<DumpKey, L1Message, Reco
         L1Message manifestMsg = manifestState.value();
         if (attempt == null) {
             DoneMarker done = doneState.value();
-            if (done != null && done.chunkCount >= 0 && index >= done.chunkCount) {
-                dlq(ctx, msg, CHUNK_INDEX_OUT_OF_RANGE + ": chunk " + index + " of dump " + msg.key
-                        + " but its manifest lists " + done.chunkCount + " chunks, on " + msg.where());
-                return;
-            }
-            if (done != null && !done.retryable) {
-                if (Outcome.REJECTED.name().equals(done.outcome)) {
-                    dlq(ctx, msg, "late chunk " + index + " of dump " + msg.key + ", already " + done.outcome);
-                } else {
-                    duplicates.inc();
+            switch (DedupRetention.lateChunk(done, index)) {
+                case OUT_OF_RANGE -> {
+                    dlq(ctx, msg, DeadLetters.outOfRange(msg, index, done.chunkCount));
+                    return;
                 }
-                return;
+                case AFTER_REJECTION -> {
+                    dlq(ctx, msg, DeadLetters.afterRejection(msg.key, index, done.outcome));
+                    return;
+                }
+                case DUPLICATE -> {
+                    metrics.duplicate();
+                    return;
+                }
+                case NEW_ATTEMPT -> attempt = startAttempt(msg, ctx);
             }
-            attempt = startAttempt(msg, ctx);
         }
         if (manifestMsg == null) {
             // the manifest has not come (yet): hold the chunk in state until it does or the timeout fires
             if (pendingState.contains(index)) {
-                duplicates.inc();
+                metrics.duplicate();
             } else if (attempt.earlyBytes + msg.valueLength() > maxRecordBytes) {
                 // without a manifest nothing bounds what a key may claim: past the limit, chunks
                 // go to the dead-letter topic (for replay) instead of piling up in state
-                dlq(ctx, msg, BAD_MESSAGE + ": chunk " + index + " of dump " + msg.key + " on " + msg.where()
-                        + ": more than " + maxRecordBytes + " bytes of chunks came before its manifest");
+                dlq(ctx, msg, DeadLetters.tooEarly(msg, index, maxRecordBytes));
             } else {
                 pendingState.put(index, msg);
-                stateBytes += msg.valueLength();
+                metrics.held(msg.valueLength());
                 attempt.earlyBytes += msg.valueLength();
             }
             attemptState.update(attempt);
@@ -320,18 +259,17 @@ public class DumpAssembler extends KeyedProcessFunction<DumpKey, L1Message, Reco
         DumpManifest m = manifest(manifestMsg);
         int chunks = (int) Manifests.chunkCount(m.getBufferBytes(), m.getChunkBytes());
         if (index >= chunks) {
-            dlq(ctx, msg, CHUNK_INDEX_OUT_OF_RANGE + ": chunk " + index + " of dump " + msg.key
-                    + " but its manifest lists " + chunks + " chunks, on " + msg.where());
+            dlq(ctx, msg, DeadLetters.outOfRange(msg, index, chunks));
             return;
         }
         if (Attempt.get(attempt.seenChunks, index)) {
-            duplicates.inc();
+            metrics.duplicate();
             return;
         }
         Attempt.set(attempt.seenChunks, index);
         attempt.seenCount++;
         if (attempt.draining) {
-            dlq(ctx, msg, "chunk " + index + " of dump " + msg.key + ", which was rejected at its head");
+            dlq(ctx, msg, DeadLetters.afterHeadRejection(msg.key, index));
             if (attempt.seenCount >= chunks) {
                 finishAttempt(attempt, ctx);
             } else {
@@ -342,7 +280,7 @@ public class DumpAssembler extends KeyedProcessFunction<DumpKey, L1Message, Reco
         AssemblyState s = assemblyState.value();
         if (index != s.nextChunk) {
             pendingState.put(index, msg);
-            stateBytes += msg.valueLength();
+            metrics.held(msg.valueLength());
             attemptState.update(attempt);
             return;
         }
@@ -360,7 +298,7 @@ public class DumpAssembler extends KeyedProcessFunction<DumpKey, L1Message, Reco
                 return;
             }
             pendingState.remove(s.nextChunk);
-            stateBytes -= next.valueLength();
+            metrics.held(-next.valueLength());
             consume(m, s, attempt, next, ctx, out);
         }
     }
@@ -372,21 +310,21 @@ public class DumpAssembler extends KeyedProcessFunction<DumpKey, L1Message, Reco
         boolean headUndecided = s.headerState == 0;
         Sink sink = new Sink(m, attempt, ctx, out);
         a.consume(chunk.value == null ? ByteBuffer.allocate(0) : ByteBuffer.wrap(chunk.value), sink);
-        stateBytes += heldBytes(s) - before;
+        metrics.held(heldBytes(s) - before);
         if (chunk != null) {
             if (headUndecided && s.headerState == 0) {
                 headState.add(chunk); // kept until the header is decided, for the dead-letter copy
-                stateBytes += chunk.valueLength();
+                metrics.held(chunk.valueLength());
             } else if (headUndecided && s.headerState == 2) {
                 headState.add(chunk);
-                stateBytes += chunk.valueLength();
+                metrics.held(chunk.valueLength());
             } else {
                 attempt.addConsumed(chunk);
             }
         }
         if (headUndecided && s.headerState == 1) {
             for (L1Message h : headState.get()) {
-                stateBytes -= h.valueLength();
+                metrics.held(-h.valueLength());
                 attempt.addConsumed(h);
             }
             headState.clear();
@@ -397,13 +335,13 @@ public class DumpAssembler extends KeyedProcessFunction<DumpKey, L1Message, Reco
             String reason = "dump " + Manifests.dumpId(m) + " rejected: " + ReasonCode.values()[s.dumpReason];
             dlq(ctx, manifestState.value(), reason);
             for (L1Message h : headState.get()) {
-                stateBytes -= h.valueLength();
+                metrics.held(-h.valueLength());
                 dlq(ctx, h, reason);
             }
             headState.clear();
             for (Iterator<Map.Entry<Integer, L1Message>> it = pendingState.iterator(); it.hasNext(); ) {
                 Map.Entry<Integer, L1Message> e = it.next();
-                stateBytes -= e.getValue().valueLength();
+                metrics.held(-e.getValue().valueLength());
                 dlq(ctx, e.getValue(), reason);
                 it.remove();
             }
@@ -421,7 +359,7 @@ public class DumpAssembler extends KeyedProcessFunction<DumpKey, L1Message, Reco
             return;
         }
         if (s.finished) {
-            stateBytes -= heldBytes(s);
+            metrics.held(-heldBytes(s));
             assemblyState.clear();
         } else {
             assemblyState.update(s);
@@ -451,8 +389,7 @@ public class DumpAssembler extends KeyedProcessFunction<DumpKey, L1Message, Reco
             onTimeout(attempt, ctx, out);
             return;
         }
-        DoneMarker done = doneState.value();
-        if (done != null && done.retentionTimer == timestamp && attempt == null) {
+        if (DedupRetention.expires(doneState.value(), timestamp, attempt)) {
             doneState.clear();
         }
     }
@@ -465,11 +402,11 @@ public class DumpAssembler extends KeyedProcessFunction<DumpKey, L1Message, Reco
             for (L1Message c : pendingState.values()) {
                 held.add(c);
             }
-            held.sort((x, y) -> Integer.compare(chunkIndex(x), chunkIndex(y)));
+            held.sort((x, y) -> Integer.compare(DeadLetters.chunkIndex(x), DeadLetters.chunkIndex(y)));
             String reason = "no manifest arrived for dump id " + key + " within " + settings.assemblyTimeout() + "; "
                     + held.size() + " chunk message(s) held";
             for (L1Message c : held) {
-                stateBytes -= c.valueLength();
+                metrics.held(-c.valueLength());
                 dlq(ctx, c, ReasonCode.MANIFEST_INVALID + ": " + reason);
             }
             pendingState.clear();
@@ -495,7 +432,7 @@ public class DumpAssembler extends KeyedProcessFunction<DumpKey, L1Message, Reco
                 L1Message next = pendingState.get(s.nextChunk);
                 if (next != null) {
                     pendingState.remove(s.nextChunk);
-                    stateBytes -= next.valueLength();
+                    metrics.held(-next.valueLength());
                     consume(m, s, attempt, next, ctx, out);
                 } else {
                     a.consume(null, sink); // missing: its records are rejected with CHUNKS_MISSING
@@ -505,15 +442,7 @@ public class DumpAssembler extends KeyedProcessFunction<DumpKey, L1Message, Reco
                 String reason = "dump " + Manifests.dumpId(m) + " " + attempt.outcome + " after "
                         + settings.assemblyTimeout() + ": " + attempt.reason;
                 dlq(ctx, manifestMsg, reason);
-                for (int i = 0; i < attempt.consumedCount; i++) {
-                    L1Message ref = new L1Message();
-                    ref.key = key;
-                    ref.topic = attempt.consumedTopic;
-                    ref.partition = attempt.consumedPartition;
-                    ref.offset = attempt.consumedOffsets[i];
-                    ref.refetch = true;
-                    ref.dlqReason = reason;
-                    dlqMessages.inc();
+                for (L1Message ref : deadLetters.refetches(key, attempt, reason)) {
                     ctx.output(DLQ, ref);
                 }
                 for (L1Message h : headState.get()) {
@@ -536,11 +465,8 @@ public class DumpAssembler extends KeyedProcessFunction<DumpKey, L1Message, Reco
         a.publishTs = first.publishTs();
         a.timeoutTimer = now + settings.assemblyTimeout().toMillis();
         ctx.timerService().registerProcessingTimeTimer(a.timeoutTimer);
-        DoneMarker done = doneState.value();
-        if (done != null && done.acceptedBits != null) {
-            a.acceptedBits = done.acceptedBits.clone();
-        }
-        inAssembly++;
+        a.acceptedBits = DedupRetention.written(doneState.value());
+        metrics.attemptStarted();
         attemptState.update(a);
         return a;
     }
@@ -550,36 +476,23 @@ public class DumpAssembler extends KeyedProcessFunction<DumpKey, L1Message, Reco
         Instant now = now(ctx);
         ctx.output(REJECTS, routedReject(Rows.manifestReject(msg.key, reason, detail, msg.value, now), null, null));
         ctx.output(OUTCOMES, routedOutcome(Rows.unusableOutcome(msg.key, reason, now), null, null));
-        recordsRejected.inc();
-        rejectedByReason.get(reason).inc();
+        metrics.recordRejected(reason);
         dlq(ctx, msg, reason + ": " + detail);
         List<L1Message> held = new ArrayList<>();
         for (L1Message c : pendingState.values()) {
             held.add(c);
         }
         for (L1Message c : held) {
-            stateBytes -= c.valueLength();
+            metrics.held(-c.valueLength());
             dlq(ctx, c, reason + ": chunk of a dump whose manifest is unusable");
         }
         pendingState.clear();
         countOutcome(Outcome.REJECTED, attempt);
-        DoneMarker done = new DoneMarker();
-        done.fingerprint = attempt.fingerprint;
-        done.outcome = Outcome.REJECTED.name();
-        done.retryable = false;
-        done.acceptedBits = attempt.acceptedBits;
-        // an unusable manifest is final for these bytes, but its chunks should still reach the dead-letter topic
-        finishWith(done, attempt, ctx);
+        finishWith(DedupRetention.unusable(attempt), attempt, ctx);
     }
 
     private void finishAttempt(Attempt attempt, Context ctx) throws Exception {
-        DoneMarker done = new DoneMarker();
-        done.fingerprint = attempt.fingerprint;
-        done.outcome = attempt.outcome == null ? Outcome.REJECTED.name() : attempt.outcome;
-        done.retryable = attempt.transportFailure;
-        done.acceptedBits = attempt.acceptedBits;
-        done.chunkCount = attempt.chunkCount;
-        finishWith(done, attempt, ctx);
+        finishWith(DedupRetention.decided(attempt), attempt, ctx);
     }
 
     private void finishWith(DoneMarker done, Attempt attempt, Context ctx) throws Exception {
@@ -588,11 +501,12 @@ public class DumpAssembler extends KeyedProcessFunction<DumpKey, L1Message, Reco
             ctx.timerService().deleteProcessingTimeTimer(previous.retentionTimer);
         }
         clearAttempt(ctx, attempt);
-        if (settings.dedupRetention().isZero()) {
+        long expiry = retention.expiry(ctx.timerService().currentProcessingTime());
+        if (expiry < 0) {
             doneState.clear();
             return;
         }
-        done.retentionTimer = ctx.timerService().currentProcessingTime() + settings.dedupRetention().toMillis();
+        done.retentionTimer = expiry;
         ctx.timerService().registerProcessingTimeTimer(done.retentionTimer);
         doneState.update(done);
     }
@@ -603,13 +517,13 @@ public class DumpAssembler extends KeyedProcessFunction<DumpKey, L1Message, Reco
         }
         AssemblyState s = assemblyState.value();
         if (s != null) {
-            stateBytes -= heldBytes(s);
+            metrics.held(-heldBytes(s));
         }
         for (L1Message h : headState.get()) {
-            stateBytes -= h.valueLength();
+            metrics.held(-h.valueLength());
         }
         for (L1Message c : pendingState.values()) {
-            stateBytes -= c.valueLength();
+            metrics.held(-c.valueLength());
         }
         manifestState.clear();
         assemblyState.clear();
@@ -617,13 +531,12 @@ public class DumpAssembler extends KeyedProcessFunction<DumpKey, L1Message, Reco
         pendingState.clear();
         headState.clear();
         manifests.remove(ctx.getCurrentKey());
-        inAssembly = Math.max(0, inAssembly - 1);
+        metrics.attemptCleared();
     }
 
     private void countOutcome(Outcome o, Attempt attempt) {
-        dumpsByOutcome.get(o).inc();
+        metrics.decided(o, attempt.publishTs);
         attempt.outcome = o.name();
-        finishedSinceSnapshot.add(attempt.publishTs);
     }
 
     private DumpManifest manifest(L1Message manifestMsg) throws DumpFormatException {
@@ -636,11 +549,10 @@ public class DumpAssembler extends KeyedProcessFunction<DumpKey, L1Message, Reco
     }
 
     private void dlq(Context ctx, L1Message msg, String reason) {
-        if (msg == null) {
-            return;
+        L1Message letter = deadLetters.letter(msg, reason);
+        if (letter != null) {
+            ctx.output(DLQ, letter);
         }
-        dlqMessages.inc();
-        ctx.output(DLQ, msg.toDlq(reason));
     }
 
     private static Instant now(Context ctx) {
@@ -683,7 +595,7 @@ public class DumpAssembler extends KeyedProcessFunction<DumpKey, L1Message, Reco
 
         @Override
         public void accepted(int index, byte[] payload) {
-            recordsAccepted.inc();
+            metrics.recordAccepted();
             if (Attempt.get(attempt.acceptedBits, index)) {
                 return; // accepted by an earlier attempt at this dump: already written
             }
@@ -705,8 +617,7 @@ public class DumpAssembler extends KeyedProcessFunction<DumpKey, L1Message, Reco
         @Override
         public void rejected(int index, ReasonCode reason, String detail, byte[] rawEntry, byte[] payload,
                              boolean capped) {
-            recordsRejected.inc();
-            rejectedByReason.get(reason).inc();
+            metrics.recordRejected(reason);
             if (reason == ReasonCode.CHUNK_CRC_MISMATCH || reason == ReasonCode.BUFFER_SIZE_MISMATCH
                     || reason == ReasonCode.CHUNKS_MISSING) {
                 attempt.transportFailure = true;
@@ -732,10 +643,7 @@ public class DumpAssembler extends KeyedProcessFunction<DumpKey, L1Message, Reco
 
     @Override
     public void snapshotState(FunctionSnapshotContext context) {
-        if (!finishedSinceSnapshot.isEmpty()) {
-            finishedByCheckpoint.put(context.getCheckpointId(), finishedSinceSnapshot);
-            finishedSinceSnapshot = new ArrayList<>();
-        }
+        metrics.snapshot(context.getCheckpointId());
     }
 
     @Override
@@ -745,13 +653,6 @@ public class DumpAssembler extends KeyedProcessFunction<DumpKey, L1Message, Reco
 
     @Override
     public void notifyCheckpointComplete(long checkpointId) {
-        long now = System.currentTimeMillis();
-        Map<Long, List<Long>> done = finishedByCheckpoint.headMap(checkpointId, true);
-        for (List<Long> list : done.values()) {
-            for (long ts : list) {
-                publishToCommit.update(Math.max(0, now - ts));
-            }
-        }
-        done.clear();
+        metrics.checkpointComplete(checkpointId, System.currentTimeMillis());
     }
 }

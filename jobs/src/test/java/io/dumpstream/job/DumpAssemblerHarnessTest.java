@@ -29,7 +29,7 @@ class DumpAssemblerHarnessTest {
     private static final AssemblerSettings SETTINGS =
             new AssemblerSettings(Duration.ofSeconds(60), Duration.ofSeconds(600), 1 << 20, 1024);
 
-    private static KeyedOneInputStreamOperatorTestHarness<DumpKey, L1Message, RecordWork> harness() throws Exception {
+    static KeyedOneInputStreamOperatorTestHarness<DumpKey, L1Message, RecordWork> harness() throws Exception {
         KeyedOneInputStreamOperatorTestHarness<DumpKey, L1Message, RecordWork> h =
                 new KeyedOneInputStreamOperatorTestHarness<>(new KeyedProcessOperator<>(new DumpAssembler(SETTINGS)),
                         m -> DumpKey.of(m.key, 128), TypeInformation.of(DumpKey.class));
@@ -37,7 +37,7 @@ class DumpAssemblerHarnessTest {
         return h;
     }
 
-    private static DumpBuilder.Dump dump(long launch, int records) throws java.io.IOException {
+    static DumpBuilder.Dump dump(long launch, int records) throws java.io.IOException {
         DumpBuilder b = new DumpBuilder("harness", 1, launch).chunkBytes(4096);
         for (int i = 0; i < records; i++) {
             byte[] p = new byte[6000 + 100 * i];
@@ -48,7 +48,7 @@ class DumpAssemblerHarnessTest {
         return b.build();
     }
 
-    private static List<L1Message> messages(DumpBuilder.Dump d) {
+    static List<L1Message> messages(DumpBuilder.Dump d) {
         DumpManifest m = d.manifest();
         List<L1Message> out = new ArrayList<>();
         for (RawSend.Msg r : RawSend.messages(Manifests.dumpId(m), ManifestParser.toJson(m), d.buffer(),
@@ -69,11 +69,11 @@ class DumpAssemblerHarnessTest {
         return out;
     }
 
-    private static List<Integer> accepted(KeyedOneInputStreamOperatorTestHarness<DumpKey, L1Message, RecordWork> h) {
+    static List<Integer> accepted(KeyedOneInputStreamOperatorTestHarness<DumpKey, L1Message, RecordWork> h) {
         return h.extractOutputValues().stream().map(w -> w.recordIndex).sorted().collect(Collectors.toList());
     }
 
-    private static List<String> outcomes(KeyedOneInputStreamOperatorTestHarness<DumpKey, L1Message, RecordWork> h) {
+    static List<String> outcomes(KeyedOneInputStreamOperatorTestHarness<DumpKey, L1Message, RecordWork> h) {
         List<String> o = new ArrayList<>();
         var side = h.getSideOutput(DumpAssembler.OUTCOMES);
         if (side != null) {

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.dumpstream.local.LocalKafka;
+import io.dumpstream.testing.Landing;
 import io.dumpstream.testing.SharedKafka;
 import io.dumpstream.testing.Traffic;
 
@@ -51,15 +52,36 @@ class FailoverTest {
         return (compactCheckpoints() == 0 ? "failover-" : "failover-compacted-") + name;
     }
 
-    private IngestConfig config(String bootstrap, String topic, Path dir) {
+    /**
+     * Launches per second the ranks publish at, for a test that publishes at {@code rate} on local disk: slower where
+     * the first dumps take longer to land (S3), so that each fault still hits data in flight.
+     */
+    double rate(double rate) {
+        return rate;
+    }
+
+    /** Where the job lands its tables and checkpoints: local disk here ({@link S3CompactedFailoverTest}: the S3 server). */
+    Landing landing(String topic) {
+        return Landing.local(dir);
+    }
+
+    /** The landing of the running test, set by {@link #config}. */
+    Landing landing;
+
+    IngestConfig config(String bootstrap, String topic, Path dir) {
         IngestConfig c = JobRun.config(bootstrap, topic, dir);
+        landing = landing(topic);
+        c.out = landing.out();
+        c.checkpoints = landing.checkpoints();
+        // the process's Flink settings: the S3 file system's endpoint and credentials (none for local disk)
+        io.dumpstream.storage.FlinkSettings.install(landing.flinkConfig());
         c.restartAttempts = 5;
         c.resume = true;
         c.compactCheckpoints = compactCheckpoints();
         return c;
     }
 
-    private static Traffic traffic(LocalKafka kafka, String topic, long seed) {
+    static Traffic traffic(LocalKafka kafka, String topic, long seed) {
         kafka.createTopic(topic, 2);
         kafka.createTopic(topic + ".dlq", 1);
         return new Traffic(kafka.bootstrapServers(), topic, "failover-" + topic, RANKS, 8, 8 * 1024, 32 * 1024, seed);
@@ -99,14 +121,14 @@ class FailoverTest {
         IngestJob.build(env, c, s -> s.map(new ThrowOnce()).uid("inject-failure").name("inject failure"));
         JobClient client = env.executeAsync(IngestJob.NAME);
         try {
-            Thread publisher = t.publish(0, 25, 8.0);
+            Thread publisher = t.publish(0, 25, rate(8.0));
             await(ThrowOnce.THROWN::get, client, Duration.ofSeconds(120), "the injected failure");
             boolean inFlight = publisher.isAlive();
             t.join(publisher, 120_000);
             awaitLanded(c, t, client);
             System.out.println("throw once: failure injected while publishing: " + inFlight);
             assertTrue(inFlight, "the failure hit data in flight");
-            t.assertExactlyOnce("throw once after a checkpoint", Path.of(c.out));
+            t.assertExactlyOnce("throw once after a checkpoint", landing);
         } finally {
             client.cancel().get(60, TimeUnit.SECONDS);
         }
@@ -121,7 +143,7 @@ class FailoverTest {
         Thread publisher;
         String savepoint;
         try (LocalIngest first = LocalIngest.start(c, new Configuration())) {
-            publisher = t.publish(0, 25, 2.5); // about 10 s of publishing: the stop comes while it goes on
+            publisher = t.publish(0, 25, rate(2.5)); // about 10 s of publishing: the stop comes while it goes on
             await(() -> landed(c) >= 6, first.client(), Duration.ofSeconds(120), "6 dumps landed");
             savepoint = first.stop(Duration.ofSeconds(120));
         }
@@ -135,7 +157,7 @@ class FailoverTest {
         }
         System.out.println("savepoint " + savepoint + " taken while publishing: " + inFlight);
         assertTrue(inFlight, "the savepoint was taken mid-stream");
-        t.assertExactlyOnce("stop with savepoint, start from it", Path.of(c.out));
+        t.assertExactlyOnce("stop with savepoint, start from it", landing);
     }
 
     @Test
@@ -151,7 +173,7 @@ class FailoverTest {
             Configuration extra = new Configuration();
             extra.set(RestartStrategyOptions.RESTART_STRATEGY_EXPONENTIAL_DELAY_MAX_BACKOFF, Duration.ofSeconds(3));
             try (LocalIngest job = LocalIngest.start(c, extra)) {
-                Thread publisher = t.publish(0, 25, 6.0);
+                Thread publisher = t.publish(0, 25, rate(6.0));
                 await(() -> landed(c) >= 6, job.client(), Duration.ofSeconds(120), "6 dumps landed");
                 long t0 = System.nanoTime();
                 kafka.stop();
@@ -162,7 +184,7 @@ class FailoverTest {
                 t.join(publisher, 240_000);
                 awaitLanded(c, t, job.client());
             }
-            t.assertExactlyOnce("broker stopped for 20 s and restarted", Path.of(c.out));
+            t.assertExactlyOnce("broker stopped for 20 s and restarted", landing);
         }
     }
 
@@ -181,7 +203,7 @@ class FailoverTest {
             IngestJob.build(env, c);
             StreamGraph graph = env.getStreamGraph();
             JobID id = cluster.submitJob(graph).get().getJobID();
-            Thread publisher = t.publish(0, 25, 8.0);
+            Thread publisher = t.publish(0, 25, rate(8.0));
             awaitCluster(() -> landed(c) >= 6, cluster, id, "6 dumps landed");
             cluster.terminateTaskManager(0).get(60, TimeUnit.SECONDS);
             boolean inFlight = publisher.isAlive();
@@ -191,31 +213,31 @@ class FailoverTest {
             Thread.sleep(2500);
             System.out.println("TaskManager 0 terminated while publishing: " + inFlight);
             assertTrue(inFlight, "the TaskManager was lost mid-stream");
-            t.assertExactlyOnce("a TaskManager lost", Path.of(c.out));
+            t.assertExactlyOnce("a TaskManager lost", landing);
             cluster.cancelJob(id).get(60, TimeUnit.SECONDS);
         }
     }
 
     // ------------------------------------------------------------------ helpers
 
-    private static long landed(IngestConfig c) {
+    long landed(IngestConfig c) {
         try {
-            return Traffic.landedDumps(Path.of(c.out));
+            return Traffic.landedDumps(landing.tables());
         } catch (Exception e) {
             return 0;
         }
     }
 
-    private static void awaitLanded(IngestConfig c, Traffic t, JobClient client) throws Exception {
+    void awaitLanded(IngestConfig c, Traffic t, JobClient client) throws Exception {
         await(() -> landed(c) >= t.dumpsSent(), client, Duration.ofSeconds(240), "every dump landed");
         // and every record: with compaction the snapshots land a checkpoint or two after their dumps' rows,
         // and a job closed before that keeps them hidden in its savepoint until it next starts
-        await(() -> Traffic.landedRecords(Path.of(c.out)) >= t.recordsSent(), client, Duration.ofSeconds(120),
+        await(() -> Traffic.landedRecords(landing.tables()) >= t.recordsSent(), client, Duration.ofSeconds(120),
                 "every record landed");
         Thread.sleep(2500); // two more checkpoints: anything doubled would have landed by now
     }
 
-    private static void await(BooleanSupplier done, JobClient client, Duration timeout, String what) throws Exception {
+    static void await(BooleanSupplier done, JobClient client, Duration timeout, String what) throws Exception {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (!done.getAsBoolean()) {
             JobStatus s = client.getJobStatus().get(30, TimeUnit.SECONDS);

@@ -1,6 +1,7 @@
 package io.dumpstream.job;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.dumpstream.schema.TensorSnapshot;
 import io.dumpstream.table.ChannelOutputFile;
@@ -62,6 +63,15 @@ class ParquetAppendCompactorTest {
         assertEquals(expected.size(), count(DuckDb.glob(temp, "t/**/[!.]*.parquet")));
         assertEquals(List.of(partition.resolve("compacted-part-x-0.parquet")),
                 new io.dumpstream.table.LandedTables(temp.resolve("t")).files("run=r"));
+    }
+
+    @Test
+    void aPartThatIsNotParquetIsNamedInTheError() throws Exception {
+        java.nio.file.Path bad = temp.resolve("part-bad.parquet");
+        Files.write(bad, "not parquet".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        RuntimeException e = assertThrows(RuntimeException.class, () -> new ParquetAppendCompactor().doCompact(
+                List.of(new Path(bad.toUri())), OutputStream.nullOutputStream()));
+        assertEquals(new Path(bad.toUri()) + " is not a Parquet file (length is too low: 11)", e.getMessage());
     }
 
     private static int count(String glob) throws Exception {

@@ -3,7 +3,10 @@ package io.dumpstream.readers;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.dumpstream.testing.CephS3;
 import io.dumpstream.testing.HostileNames;
+
+import software.amazon.awssdk.core.sync.RequestBody;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -11,7 +14,10 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 /**
  * The tables the readers read, made once per test JVM by the shaded {@code dumpstream.jar} as a user
@@ -19,49 +25,91 @@ import java.util.concurrent.TimeUnit;
  *
  * <ul>
  * <li>{@link #demo()}: a real ingest ({@code demo}: local Kafka broker, the Flink job on a MiniCluster,
- * synthetic ranks, the bundled examples, one of them rejected) that also publishes the hostile-named
- * dumps ({@code --dumps}), all but the names with characters beyond the Basic Multilingual Plane, which
- * Trino 368's metastore cannot register as partition values (README, "Trino").</li>
- * <li>{@link #hostile()}: every hostile-named dump, those included, through {@code decode --dir}.</li>
+ * synthetic ranks, the bundled examples, one of them rejected) that also publishes every hostile-named
+ * dump ({@code --dumps}).</li>
+ * <li>{@link #hostile()}: the same hostile-named dumps through {@code decode --dir}.</li>
+ * <li>{@link #demoOnS3()}: the files of {@link #demo()} on a real S3 server (Ceph's RADOS Gateway, one
+ * per test JVM), uploaded under {@code s3://BUCKET/ROOT/}, and downloaded again for DuckDB.</li>
  * </ul>
  */
 final class Landed {
-    /** The hostile names in {@link #demo()}. */
-    static final List<String> DEMO_NAMES = HostileNames.NAMES.stream().filter(HostileNames.SUPPLEMENTARY.negate()).toList();
-
     private static Path base;
+    private static Path pairs;
     private static Path demo;
     private static Path hostile;
+    private static OnS3 demoOnS3;
+
+    /** Tables on S3: the server, {@code s3://bucket/root/{snapshots,dumps,rejects}}, and a download of them. */
+    record OnS3(CephS3 s3, String bucket, String root, Path downloaded) {
+    }
 
     private Landed() {
     }
 
     static synchronized Path demo() throws Exception {
         if (demo == null) {
-            Path pairs = base().resolve("demo-pairs");
-            writePairs(pairs, "bmp");
             demo = base().resolve("demo");
             run("demo", List.of("demo", "--out", demo.toString(), "--ranks", "2", "--launches", "3", "--records", "8",
-                    "--parallelism", "2", "--dumps", pairs.toString()));
+                    "--parallelism", "2", "--dumps", pairs().toString()));
         }
         return demo;
     }
 
     static synchronized Path hostile() throws Exception {
         if (hostile == null) {
-            Path pairs = base().resolve("hostile-pairs");
-            writePairs(pairs, "all");
             hostile = base().resolve("hostile");
-            run("decode", List.of("decode", "--dir", pairs.toString(), "--out", hostile.toString()));
+            run("decode", List.of("decode", "--dir", pairs().toString(), "--out", hostile.toString()));
         }
         return hostile;
     }
 
-    /** HostileNames' pairs, written by a JVM of the shaded jar and common's test classes (their Avro and Jackson, not Spark's). */
-    private static void writePairs(Path dir, String which) throws Exception {
-        String cp = System.getProperty("dumpstream.jar", "../jobs/target/dumpstream.jar") + java.io.File.pathSeparator
-                + System.getProperty("common.tests.jar");
-        run("pairs-" + which, List.of("-cp", cp, HostileNames.class.getName(), dir.toString(), which), false);
+    /**
+     * {@link #demo()}'s files uploaded as they are to the shared Ceph S3 server (a key per file, its
+     * path below the tables' root), then downloaded to a folder of their own: the download has every
+     * file, byte for byte the same length, and is what DuckDB reads for the readers on S3.
+     */
+    static synchronized OnS3 demoOnS3() throws Exception {
+        if (demoOnS3 == null) {
+            Path local = demo();
+            CephS3 s3 = CephS3.shared();
+            String bucket = "dumpstream-readers";
+            String root = "runs/demo";
+            s3.createBucket(bucket);
+            Map<String, Long> files = new TreeMap<>();
+            long t0 = System.nanoTime();
+            try (Stream<Path> walk = Files.walk(local)) {
+                for (Path f : walk.filter(Files::isRegularFile).toList()) {
+                    String rel = local.relativize(f).toString().replace(java.io.File.separatorChar, '/');
+                    s3.client().putObject(b -> b.bucket(bucket).key(root + "/" + rel), RequestBody.fromFile(f));
+                    files.put(rel, Files.size(f));
+                }
+            }
+            Path downloaded = base().resolve("demo-from-s3");
+            Map<String, Long> back = new TreeMap<>();
+            for (Path f : s3.download(bucket, root, downloaded)) {
+                back.put(downloaded.relativize(f).toString().replace(java.io.File.separatorChar, '/'), Files.size(f));
+            }
+            assertEquals(files, back, "the demo tables downloaded from s3://" + bucket + "/" + root);
+            System.out.printf("demo tables on S3: %d files up and down in %.1f s (s3://%s/%s on %s)%n", files.size(),
+                    (System.nanoTime() - t0) / 1e9, bucket, root, s3.endpoint());
+            demoOnS3 = new OnS3(s3, bucket, root, downloaded);
+        }
+        return demoOnS3;
+    }
+
+    /**
+     * A manifest and buffer pair per hostile name, written once by a JVM of the shaded jar and common's
+     * test classes (their Avro and Jackson, not Spark's).
+     */
+    private static Path pairs() throws Exception {
+        if (pairs == null) {
+            Path dir = base().resolve("hostile-pairs");
+            String cp = System.getProperty("dumpstream.jar", "../jobs/target/dumpstream.jar") + java.io.File.pathSeparator
+                    + System.getProperty("common.tests.jar");
+            run("pairs", List.of("-cp", cp, HostileNames.class.getName(), dir.toString(), "all"), false);
+            pairs = dir;
+        }
+        return pairs;
     }
 
     private static Path base() throws IOException {

@@ -12,6 +12,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /** Result rows as comparable strings, DuckDB's views of the three tables, and the README's blocks. */
 final class Rows {
@@ -72,6 +73,15 @@ final class Rows {
 
     private static String glob(Path root, String table) {
         return "'" + root.resolve(table).toString().replace("'", "''") + "/**/*.parquet'";
+    }
+
+    /** {@code text} with each placeholder (a README word such as ROOT or BUCKET) replaced by its value. */
+    static String substitute(String text, Map<String, String> placeholders) {
+        String out = text;
+        for (Map.Entry<String, String> p : placeholders.entrySet()) {
+            out = out.replace(p.getKey(), p.getValue());
+        }
+        return out;
     }
 
     /** The lines of the README's first fenced block that opens with {@code fence} and whose first line starts with {@code first}. */

@@ -26,6 +26,9 @@ import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -59,16 +62,70 @@ class SparkReadsTablesIT {
     /** The README's Spark block: the views as {@code spark.read.parquet} makes them, then its SQL lines. */
     @Test
     void readmeSparkLinesGiveWhatDuckDbReads() throws Exception {
-        List<String> readme = Rows.readmeBlock("```python", "spark.read.parquet(");
+        List<String> sql = runPythonBlock("spark.read.parquet(\"ROOT/", Map.of("ROOT", root.toString()));
+        compareWithDuckDb(sql, root);
+    }
+
+    /**
+     * The README's Spark blocks for S3: the launch line's S3A settings ({@code --conf spark.hadoop.*},
+     * into this session's Hadoop configuration as Spark puts them there at launch; its {@code --packages}
+     * are the jars on this classpath), then its lines over the same tables under {@code s3a://BUCKET/ROOT}
+     * on Ceph's RADOS Gateway: what DuckDB reads from their download.
+     */
+    @Test
+    void readmeSparkS3LinesGiveWhatDuckDbReads() throws Exception {
+        Landed.OnS3 onS3 = Landed.demoOnS3();
+        Map<String, String> placeholders = Map.of("ENDPOINT", onS3.s3().endpoint(), "BUCKET", onS3.bucket(), "ROOT", onS3.root(),
+                "$AWS_ACCESS_KEY_ID", onS3.s3().accessKey(), "$AWS_SECRET_ACCESS_KEY", onS3.s3().secretKey());
+        List<String> launch = Rows.readmeBlock("```bash", "pyspark --packages ");
+        List<String> words = List.of(String.join(" ", launch.stream().map(l -> l.endsWith("\\") ? l.substring(0, l.length() - 1) : l)
+                .toList()).trim().split("\\s+"));
+        assertEquals("pyspark", words.get(0), launch.toString());
+        Set<String> packages = new TreeSet<>();
+        Set<String> settings = new TreeSet<>();
+        for (int i = 1; i < words.size(); i += 2) {
+            assertTrue(i + 1 < words.size(), "README pyspark option without a value: " + words.get(i));
+            String value = words.get(i + 1);
+            switch (words.get(i)) {
+                case "--packages" -> packages.addAll(List.of(value.split(",")));
+                case "--exclude-packages" -> assertEquals("software.amazon.awssdk:bundle", value, launch.toString());
+                case "--conf" -> {
+                    int eq = value.indexOf('=');
+                    assertTrue(eq > 0 && value.startsWith("spark.hadoop.fs.s3a."), "README pyspark --conf the test does not set: " + value);
+                    spark.sparkContext().hadoopConfiguration().set(value.substring("spark.hadoop.".length(), eq),
+                            Rows.substitute(value.substring(eq + 1), placeholders));
+                    settings.add(value.substring("spark.hadoop.".length(), eq));
+                }
+                default -> throw new AssertionError("README pyspark word the test does not run: " + words.get(i));
+            }
+        }
+        String sdk = System.getProperty("awssdk.version");
+        assertEquals(new TreeSet<>(List.of("org.apache.hadoop:hadoop-aws:" + System.getProperty("hadoop.version"),
+                "software.amazon.awssdk:s3:" + sdk, "software.amazon.awssdk:s3-transfer-manager:" + sdk,
+                "software.amazon.awssdk:sts:" + sdk)), packages, "README --packages are this test's jars");
+        assertEquals(new TreeSet<>(List.of("fs.s3a.access.key", "fs.s3a.connection.ssl.enabled", "fs.s3a.endpoint",
+                "fs.s3a.endpoint.region", "fs.s3a.path.style.access", "fs.s3a.secret.key")), settings, launch.toString());
+        List<String> sql = runPythonBlock("spark.read.parquet(\"s3a://", placeholders);
+        compareWithDuckDb(sql, onS3.downloaded());
+    }
+
+    /**
+     * Runs the README python block whose first line starts with {@code first}: each view as
+     * {@code spark.read.parquet} makes it (placeholders in its location replaced); returns its
+     * {@code spark.sql} queries.
+     */
+    private static List<String> runPythonBlock(String first, Map<String, String> placeholders) throws Exception {
+        List<String> readme = Rows.readmeBlock("```python", first);
         List<String> sql = new ArrayList<>();
-        Pattern view = Pattern.compile("spark\\.read\\.parquet\\(\"ROOT/(\\w+)\"\\)\\.createOrReplaceTempView\\(\"(\\w+)\"\\)");
+        Pattern view = Pattern.compile("spark\\.read\\.parquet\\(\"([^\"]+)/(\\w+)\"\\)\\.createOrReplaceTempView\\(\"(\\w+)\"\\)");
         Pattern query = Pattern.compile("spark\\.sql\\(\"(.*)\"\\)\\.show\\(\\)");
         int views = 0;
         for (String line : readme) {
             Matcher v = view.matcher(line);
             Matcher q = query.matcher(line);
             if (v.matches()) {
-                spark.read().parquet(root.resolve(v.group(1)).toString()).createOrReplaceTempView(v.group(2));
+                assertEquals(v.group(2), v.group(3), line);
+                spark.read().parquet(Rows.substitute(v.group(1), placeholders) + "/" + v.group(2)).createOrReplaceTempView(v.group(3));
                 views++;
             } else if (q.matches()) {
                 sql.add(q.group(1));
@@ -78,7 +135,11 @@ class SparkReadsTablesIT {
         }
         assertEquals(3, views, readme.toString());
         assertEquals(3, sql.size(), readme.toString());
+        return sql;
+    }
 
+    /** The views {@code snapshots}, {@code dumps}, {@code rejects} and the queries give what DuckDB reads from {@code local}. */
+    private static void compareWithDuckDb(List<String> sql, Path local) throws Exception {
         // partition discovery: run and stage strings, rank an integer
         StructType s = spark.table("snapshots").schema();
         assertEquals(DataTypes.StringType, s.apply("run").dataType());
@@ -87,7 +148,7 @@ class SparkReadsTablesIT {
         assertEquals(DataTypes.IntegerType, spark.table("dumps").schema().apply("rank").dataType());
 
         try (Connection duck = DriverManager.getConnection("jdbc:duckdb:"); Statement st = duck.createStatement()) {
-            Rows.duckViews(st, root);
+            Rows.duckViews(st, local);
             long total = 0;
             for (String q : sql) {
                 List<String> bySpark = rows(spark.sql(q));
@@ -104,6 +165,9 @@ class SparkReadsTablesIT {
             assertEquals(Rows.count(st, "SELECT count(*) FROM rejects"), spark.table("rejects").count());
             // every snapshot column, with the same names and the partition columns, on both sides
             assertEquals(columns(st, "snapshots"), List.of(s.fieldNames()).stream().sorted().toList());
+            // the hostile names as partition values and columns, on both sides
+            String names = "SELECT run, rank, stage, run_id, stage_name, count(*) AS n FROM snapshots GROUP BY run, rank, stage, run_id, stage_name";
+            assertEquals(sorted(Rows.rows(st, names)), sorted(rows(spark.sql(names))), names);
             assertTrue(total > 3);
         }
     }

@@ -10,19 +10,32 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
  * A real Trino server (the {@code io.trino:trino-server} tarball Maven fetched into
- * {@code target/trino}) on a free loopback port, one coordinator that also runs the work, with one
- * catalog {@code hive}: the Hive connector over a file metastore in a temporary directory.
+ * {@code target/trino}) on a free loopback port, one coordinator that also runs the work, with the
+ * catalogs its caller gives (the README's catalog files). Trino 476's classes target Java 24, so the
+ * server runs on a JDK of its own ({@link #javaHome()}); the tests and the project stay on Java 17.
  */
 final class TrinoServer implements AutoCloseable {
+    /** The first Java release Trino 476's server runs on. */
+    static final int MIN_JAVA = 24;
+    private static final Path JVMS = Path.of("/usr/lib/jvm");
+    private static final Path TEMURIN_25 = JVMS.resolve("temurin-25-jdk-amd64");
+
     private final Path dir;
     private final Process process;
     private final int port;
@@ -33,8 +46,14 @@ final class TrinoServer implements AutoCloseable {
         this.port = port;
     }
 
-    static TrinoServer start() throws Exception {
-        Path home = unpack(Path.of(System.getProperty("trino.tarball", "target/trino/trino-server-368.tar.gz")).toAbsolutePath());
+    /**
+     * Starts a server with one catalog per entry of {@code catalogs} (name to the text of its
+     * {@code etc/catalog/NAME.properties}); {@code env} is added to the server process's environment (the
+     * credentials a catalog file reads as {@code ${ENV:...}}, never written to a file or a log here).
+     */
+    static TrinoServer start(Map<String, String> catalogs, Map<String, String> env) throws Exception {
+        Path java = javaHome().resolve("bin/java");
+        Path home = unpack(Path.of(System.getProperty("trino.tarball", "target/trino/trino-server-476.tar.gz")).toAbsolutePath());
         Path dir = Files.createTempDirectory("dumpstream-trino");
         int port;
         try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
@@ -47,21 +66,25 @@ final class TrinoServer implements AutoCloseable {
                 "node-scheduler.include-coordinator=true",
                 "http-server.http.port=" + port,
                 "discovery.uri=http://127.0.0.1:" + port,
-                "query.max-memory=512MB",
+                "query.max-memory=256MB",
                 "query.max-memory-per-node=200MB", ""));
-        Files.writeString(catalog.resolve("hive.properties"), String.join("\n",
-                "connector.name=hive",
-                "hive.metastore=file",
-                "hive.metastore.catalog.dir=" + Files.createDirectories(dir.resolve("metastore")).toUri(), ""));
+        for (Map.Entry<String, String> c : catalogs.entrySet()) {
+            Files.writeString(catalog.resolve(c.getKey() + ".properties"), c.getValue());
+        }
         Path log = dir.resolve("server.log");
-        Process p = new ProcessBuilder(Landed.javaBin(), "-Xmx1g", "-XX:+UseG1GC", "-Djdk.attach.allowAttachSelf=true",
+        // a small heap, serial GC and C1 only: the test's queries are small, and on 2 busy cores the
+        // server is up in about half the time it takes with C2 compiling Trino's startup
+        ProcessBuilder pb = new ProcessBuilder(java.toString(), "-Xmx768m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                "-Djdk.attach.allowAttachSelf=true", "-XX:+EnableDynamicAgentLoading", "-Dfile.encoding=UTF-8",
                 "-cp", home.resolve("lib") + "/*",
                 "-Dnode.environment=test", "-Dnode.id=dumpstream-readers", "-Dnode.data-dir=" + dir.resolve("data"),
                 "-Dnode.internal-address=127.0.0.1", "-Dplugin.dir=" + home.resolve("plugin"),
                 "-Dcatalog.config-dir=" + catalog, "-Dconfig=" + etc.resolve("config.properties"),
                 "io.trino.server.TrinoServer")
                 .directory(dir.toFile()) // Trino writes var/log/http-request.log below its working directory
-                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+                .redirectErrorStream(true).redirectOutput(log.toFile());
+        pb.environment().putAll(env);
+        Process p = pb.start();
         TrinoServer server = new TrinoServer(dir, p, port);
         long t0 = System.nanoTime();
         long deadline = t0 + TimeUnit.MINUTES.toNanos(3);
@@ -72,15 +95,69 @@ final class TrinoServer implements AutoCloseable {
                 throw new AssertionError("Trino did not start (" + (p.isAlive() ? "3 min" : "exited") + "):\n"
                         + out.substring(Math.max(0, out.length() - 6000)));
             }
-            Thread.sleep(500);
+            Thread.sleep(250);
         }
-        System.out.printf("Trino server up on 127.0.0.1:%d in %.1f s%n", port, (System.nanoTime() - t0) / 1e9);
+        System.out.printf("Trino server up on 127.0.0.1:%d in %.1f s (%s)%n", port, (System.nanoTime() - t0) / 1e9, java);
         return server;
     }
 
-    /** A JDBC connection to catalog {@code hive}, schema {@code default}. */
-    Connection connect() throws Exception {
-        return DriverManager.getConnection("jdbc:trino://127.0.0.1:" + port + "/hive/default", "dumpstream", null);
+    /**
+     * The JDK Trino's server runs on: {@code -Dtrino.java.home}, else {@code $TRINO_JAVA_HOME}, else
+     * Temurin 25 at its usual place, else the newest {@code temurin-2[4-9]*} under {@code /usr/lib/jvm};
+     * an override that is no JDK of Java {@value #MIN_JAVA}+ stops with one line naming it.
+     */
+    static Path javaHome() throws IOException {
+        for (String[] override : new String[][] {
+                {"-Dtrino.java.home", System.getProperty("trino.java.home")}, {"$TRINO_JAVA_HOME", System.getenv("TRINO_JAVA_HOME")}}) {
+            if (override[1] != null && !override[1].isBlank()) {
+                Path jdk = Path.of(override[1]);
+                int v = javaVersion(jdk);
+                if (v < MIN_JAVA) {
+                    throw new AssertionError(override[0] + "=" + override[1] + (v < 0 ? " is not a JDK (no bin/java and release file)"
+                            : " is Java " + v) + "; Trino " + version() + "'s server needs Java " + MIN_JAVA + "+");
+                }
+                return jdk;
+            }
+        }
+        if (javaVersion(TEMURIN_25) >= MIN_JAVA) {
+            return TEMURIN_25;
+        }
+        List<Path> found = new ArrayList<>();
+        if (Files.isDirectory(JVMS)) {
+            try (DirectoryStream<Path> jdks = Files.newDirectoryStream(JVMS, "temurin-2[4-9]*")) {
+                jdks.forEach(found::add);
+            }
+        }
+        return found.stream().filter(j -> javaVersion(j) >= MIN_JAVA).max(Comparator.comparingInt(TrinoServer::javaVersion))
+                .orElseThrow(() -> new AssertionError("no Java " + MIN_JAVA + "+ JDK for Trino " + version() + "'s server: set"
+                        + " -Dtrino.java.home or TRINO_JAVA_HOME, or install Temurin 25 (" + TEMURIN_25 + ")"));
+    }
+
+    /** The feature release of the JDK at {@code jdk} from its {@code release} file, or -1 if it is no JDK. */
+    private static int javaVersion(Path jdk) {
+        try {
+            if (!Files.isExecutable(jdk.resolve("bin/java"))) {
+                return -1;
+            }
+            for (String line : Files.readAllLines(jdk.resolve("release"))) {
+                Matcher m = Pattern.compile("JAVA_VERSION=\"(\\d+).*").matcher(line);
+                if (m.matches()) {
+                    return Integer.parseInt(m.group(1));
+                }
+            }
+            return -1;
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
+    }
+
+    private static String version() {
+        return System.getProperty("trino.version", "476");
+    }
+
+    /** A JDBC connection with {@code catalog} and {@code schema} as the session's defaults. */
+    Connection connect(String catalog, String schema) throws Exception {
+        return DriverManager.getConnection("jdbc:trino://127.0.0.1:" + port + "/" + catalog + "/" + schema, "dumpstream", null);
     }
 
     private boolean started() {
@@ -124,6 +201,11 @@ final class TrinoServer implements AutoCloseable {
 
     @Override
     public void close() throws Exception {
+        Path status = Path.of("/proc", Long.toString(process.pid()), "status");
+        if (process.isAlive() && Files.isReadable(status)) {
+            Files.readAllLines(status).stream().filter(l -> l.startsWith("VmHWM:")).findFirst()
+                    .ifPresent(l -> System.out.printf("Trino server peak RSS: %s%n", l.substring("VmHWM:".length()).trim()));
+        }
         process.destroy();
         if (!process.waitFor(30, TimeUnit.SECONDS)) {
             process.destroyForcibly().waitFor();
