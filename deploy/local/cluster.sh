@@ -1,19 +1,31 @@
 #!/usr/bin/env bash
 # A local standalone Flink cluster as separate processes on loopback, from the Flink runtime jars
 # on Maven Central (no Flink distribution needed): one JobManager, N TaskManagers, a Prometheus
-# reporter on each, and the dumpstream cluster job jar submitted over the REST API.
+# reporter on each, Flink's S3 file system as a plugin, and the dumpstream cluster job jar submitted
+# over the REST API.
 #
-#   deploy/local/cluster.sh start [--taskmanagers N] [--slots S] [--tm-memory SIZE] [--rest-port P] [--owner-pid PID]
+#   deploy/local/cluster.sh start [--taskmanagers N] [--slots S] [--tm-memory SIZE] [--rest-port P]
+#                                 [--conf KEY=VALUE]... [--owner-pid PID]
 #   deploy/local/cluster.sh submit ARGS...        the cluster jar with the same arguments as `ingest`; prints the job id
 #   deploy/local/cluster.sh kill-taskmanager      SIGKILL one TaskManager (one that runs tasks, if any)
 #   deploy/local/cluster.sh add-taskmanager       start one more TaskManager
-#   deploy/local/cluster.sh status                REST URL, processes, Prometheus ports
+#   deploy/local/cluster.sh status                REST URL, plugins, processes, Prometheus ports
 #   deploy/local/cluster.sh stop                  stop every process of the cluster (SIGTERM, then SIGKILL)
 #
 # Ports on 127.0.0.1: REST P (default 8081), JobManager RPC P+1, Prometheus P+2 .. P+11 (each process
 # takes the first free one). State (config.yaml, logs, pids) lives in $DUMPSTREAM_CLUSTER_DIR
 # (default target/local-cluster in the repository). The jar is $DUMPSTREAM_CLUSTER_JAR (default
 # jobs/target/dumpstream-flink-job.jar, built by `mvn -B package -DskipTests`).
+#
+# Object storage (s3:// and s3a:// for --out and --checkpoints): every process loads the plugins in
+# $FLINK_PLUGINS_DIR (default jobs/target/plugins, where the build puts s3-fs-hadoop/ with
+# flink-s3-fs-hadoop). `--conf KEY=VALUE` sets any Flink option in the cluster's config.yaml
+# (repeatable; it replaces the script's own value; the last one wins), e.g. for an S3 server not AWS:
+#   --conf s3.endpoint=http://127.0.0.1:7480 --conf s3.path.style.access=true
+# (and --conf s3.signing-algorithm=S3SignerType for Ceph 16, deploy/local/s3.sh). Credentials come from
+# the environment of `start`, never from the command line or a file: AWS_ACCESS_KEY_ID and
+# AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN if any) are passed on to the JVMs, which the S3 file
+# system reads; `add-taskmanager` needs them set as well.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -21,6 +33,9 @@ repo="$(cd "$here/../.." && pwd)"
 state="${DUMPSTREAM_CLUSTER_DIR:-$repo/target/local-cluster}"
 jar="${DUMPSTREAM_CLUSTER_JAR:-$repo/jobs/target/dumpstream-flink-job.jar}"
 conf="$state/conf"
+plugins="${FLINK_PLUGINS_DIR:-$repo/jobs/target/plugins}"
+# the S3 file system's credentials: inherited by the JVMs from this script's environment
+aws_vars=(AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN)
 logs="$state/log"
 java_bin="${JAVA_HOME:+$JAVA_HOME/bin/}java"
 
@@ -88,8 +103,19 @@ resource_params() {
 
 write_config() {
     local rest_port=$1 slots=$2 tm_memory=$3
+    shift 3
     mkdir -p "$conf" "$logs" "$state/tmp" "$state/upload"
-    cat >"$conf/config.yaml" <<EOF
+    # --conf KEY=VALUE: the last value of each key, in place of a line below (config.yaml allows no
+    # duplicate keys)
+    local -A given=()
+    local order=() kv key
+    for kv in "$@"; do
+        key=${kv%%=*}
+        [[ -n "${given[$key]+set}" ]] || order+=("$key")
+        given[$key]=${kv#*=}
+    done
+    local base
+    base="$(cat <<EOF
 # written by deploy/local/cluster.sh start; every process of the cluster reads it
 jobmanager.rpc.address: 127.0.0.1
 jobmanager.bind-host: 127.0.0.1
@@ -120,6 +146,18 @@ env.java.opts.all: ${java_opts[*]}
 # (BENCHMARKS.md, "Ingest end to end")
 env.java.opts.taskmanager: ${tm_java_opts[*]}
 EOF
+)"
+    local line
+    while IFS= read -r line; do
+        key=${line%%:*}
+        [[ "$line" != \#* && -n "${given[$key]+set}" ]] || printf '%s\n' "$line"
+    done <<<"$base" >"$conf/config.yaml"
+    if [[ ${#order[@]} -gt 0 ]]; then
+        echo "# given with --conf" >>"$conf/config.yaml"
+        for key in "${order[@]}"; do
+            yaml_line "$key" "${given[$key]}" >>"$conf/config.yaml"
+        done
+    fi
     cat >"$conf/log4j.properties" <<'EOF'
 rootLogger.level = INFO
 rootLogger.appenderRef.file.ref = file
@@ -133,6 +171,30 @@ logger.kafka.level = WARN
 EOF
 }
 
+# KEY: "VALUE" with the value as a YAML double-quoted string (Flink converts it to the option's type)
+yaml_line() {
+    local v=${2//\\/\\\\}
+    v=${v//\"/\\\"}
+    printf '%s: "%s"\n' "$1" "$v"
+}
+
+# checks a --conf KEY=VALUE; dies naming it when it cannot be a config.yaml line or carries a credential
+check_conf() {
+    local kv=$1 key value
+    [[ "$kv" == *=* ]] || die "start: --conf takes KEY=VALUE, got '$kv'"
+    key=${kv%%=*}
+    value=${kv#*=}
+    [[ "$key" =~ ^[A-Za-z0-9][A-Za-z0-9_.-]*$ ]] || die "start: --conf key must be a Flink option name such as s3.endpoint, got '$key'"
+    [[ -n "$value" ]] || die "start: --conf $key needs a value"
+    [[ "$value" != *$'\n'* && "$value" != *$'\r'* ]] || die "start: --conf $key: the value has a line break"
+    local lower=${key,,}
+    case "$lower" in
+        *access-key* | *access.key* | *secret* | *password*)
+            # the value would sit in config.yaml, the shell's history and every `ps` listing
+            die "start: --conf $key: credentials come from the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY), not the command line" ;;
+    esac
+}
+
 # start_process NAME MAINCLASS RESOURCE_COMMAND [EXTRA ARGS...]: a detached JVM; its pid in $state/NAME.pid
 start_process() {
     local name=$1 main=$2 resources=$3
@@ -144,7 +206,7 @@ start_process() {
     jvm="$(sed -n 1p <<<"$params")"
     dyn="$(sed -n 2p <<<"$params")"
     # shellcheck disable=SC2086 # flag lists from BashJavaUtils are meant to split
-    setsid nohup "$java_bin" $jvm "${java_opts[@]}" "${role_opts[@]}" -Dlog.file="$logs/$name.log" \
+    FLINK_PLUGINS_DIR="$plugins" setsid nohup "$java_bin" $jvm "${java_opts[@]}" "${role_opts[@]}" -Dlog.file="$logs/$name.log" \
         -Dlog4j.configurationFile="$conf/log4j.properties" -cp "$cp" "$main" --configDir "$conf" $dyn "$@" \
         >"$logs/$name.out" 2>&1 </dev/null &
     echo $! >"$state/$name.pid"
@@ -182,7 +244,7 @@ await_taskmanagers() {
 }
 
 cmd_start() {
-    local tms=2 slots=2 tm_memory=1024m rest_port=8081 owner=""
+    local tms=2 slots=2 tm_memory=1024m rest_port=8081 owner="" extra=()
     while [[ $# -gt 0 ]]; do
         case "$1" in
             --taskmanagers) tms=${2:?--taskmanagers needs a number}; shift 2 ;;
@@ -190,7 +252,8 @@ cmd_start() {
             --tm-memory) tm_memory=${2:?--tm-memory needs a size such as 1024m}; shift 2 ;;
             --rest-port) rest_port=${2:?--rest-port needs a port}; shift 2 ;;
             --owner-pid) owner=${2:?--owner-pid needs a pid}; shift 2 ;;
-            *) die "start: unknown option '$1' (options: --taskmanagers N --slots S --tm-memory SIZE --rest-port P --owner-pid PID)" ;;
+            --conf) check_conf "${2:?--conf needs KEY=VALUE}"; extra+=("$2"); shift 2 ;;
+            *) die "start: unknown option '$1' (options: --taskmanagers N --slots S --tm-memory SIZE --rest-port P --conf KEY=VALUE --owner-pid PID)" ;;
         esac
     done
     [[ "$tms" =~ ^[1-9][0-9]?$ ]] || die "start: --taskmanagers must be 1..99, got '$tms'"
@@ -203,10 +266,24 @@ cmd_start() {
     fi
     command -v jq >/dev/null || die "jq is needed (apt-get install jq)"
     command -v curl >/dev/null || die "curl is needed (apt-get install curl)"
-    rm -f "$state"/*.pid "$state"/*.params "$state/rest-url" "$state/taskmanagers"
+    [[ "$plugins" == /* ]] || die "start: FLINK_PLUGINS_DIR must be an absolute path, got '$plugins'"
+    compgen -G "$plugins/*/*.jar" >/dev/null \
+        || die "start: no Flink plugins in $plugins (build them: mvn -B package -DskipTests, or set FLINK_PLUGINS_DIR)"
+    if [[ -n "${AWS_ACCESS_KEY_ID:-}" && -z "${AWS_SECRET_ACCESS_KEY:-}" ]]; then
+        die "start: AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not (set both or neither)"
+    elif [[ -z "${AWS_ACCESS_KEY_ID:-}" && -n "${AWS_SECRET_ACCESS_KEY:-}" ]]; then
+        die "start: AWS_SECRET_ACCESS_KEY is set but AWS_ACCESS_KEY_ID is not (set both or neither)"
+    fi
+    rm -f "$state"/*.pid "$state"/*.params "$state/rest-url" "$state/taskmanagers" "$state/aws-env"
     mkdir -p "$logs"
     rm -f "$logs"/*.log "$logs"/*.out
-    write_config "$rest_port" "$slots" "$tm_memory"
+    write_config "$rest_port" "$slots" "$tm_memory" ${extra[@]+"${extra[@]}"}
+    echo "$plugins" >"$state/plugins"
+    # the names (never the values) of the credential variables the processes got, for add-taskmanager
+    local name
+    for name in "${aws_vars[@]}"; do
+        [[ -z "${!name:-}" ]] || echo "$name"
+    done >"$state/aws-env"
     echo "http://127.0.0.1:$rest_port" >"$state/rest-url"
     cp="$(classpath)"
     trap 'rc=$?; if [[ $rc -ne 0 ]]; then echo "cluster.sh: start failed, stopping what was started" >&2; cmd_stop >&2; fi' EXIT
@@ -283,6 +360,11 @@ cmd_add_taskmanager() {
     rest_url >/dev/null
     local n
     n=$(($(cat "$state/taskmanagers") + 1))
+    plugins="$(cat "$state/plugins")"
+    local name
+    while read -r name; do
+        [[ -n "${!name:-}" ]] || die "add-taskmanager: the cluster was started with $name set; set it here too (the new TaskManager reads S3 credentials from its environment)"
+    done <"$state/aws-env"
     cp="$(classpath)"
     start_taskmanager "tm-$n"
     echo "$n" >"$state/taskmanagers"
@@ -291,6 +373,9 @@ cmd_add_taskmanager() {
 
 cmd_status() {
     echo "REST $(rest_url)"
+    local p
+    p="$(cat "$state/plugins" 2>/dev/null || true)"
+    [[ -z "$p" ]] || echo "plugins $p: $(cd "$p" 2>/dev/null && ls -d -- */ 2>/dev/null | tr -d / | tr '\n' ' ')"
     for pidfile in "$state"/*.pid; do
         [[ -f "$pidfile" ]] || continue
         local name
@@ -332,5 +417,5 @@ case "${1:-}" in
     add-taskmanager) shift; cmd_add_taskmanager ;;
     status) shift; cmd_status ;;
     stop) shift; cmd_stop ;;
-    *) sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+    *) sed -n '2,28p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac

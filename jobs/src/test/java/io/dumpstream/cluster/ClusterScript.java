@@ -15,6 +15,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -27,10 +28,17 @@ final class ClusterScript {
             REPO.resolve("jobs/target/dumpstream-flink-job.jar").toString()));
 
     private final Path state;
+    private final Map<String, String> env;
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     ClusterScript(Path state) {
+        this(state, Map.of());
+    }
+
+    /** With {@code env} added to the script's environment on every run (the JVMs it starts inherit it). */
+    ClusterScript(Path state, Map<String, String> env) {
         this.state = state;
+        this.env = Map.copyOf(env);
     }
 
     Path state() {
@@ -47,6 +55,7 @@ final class ClusterScript {
                 .redirectOutput(out.toFile()).redirectError(err.toFile());
         pb.environment().put("DUMPSTREAM_CLUSTER_DIR", state.toString());
         pb.environment().put("DUMPSTREAM_CLUSTER_JAR", JAR.toString());
+        pb.environment().putAll(env);
         Process p = pb.start();
         if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
             p.descendants().forEach(ProcessHandle::destroyForcibly);

@@ -1,6 +1,7 @@
 package io.dumpstream.cluster;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.dumpstream.job.IngestConfig;
@@ -21,7 +22,8 @@ import java.util.regex.Pattern;
 
 /**
  * {@code deploy/k8s/}: the rendered FlinkDeployment parses, sets what the operator and the job need
- * (application mode, s3a:// checkpoints and HA, Kafka credentials from a Secret, Prometheus), its
+ * (application mode, s3a:// checkpoints and HA, the S3 plugin enabled on every pod, S3 and Kafka
+ * credentials from Secrets, Prometheus), its
  * arguments parse as the job's own options, and the image, the Dockerfile and the built jar agree.
  * An integration test because it reads the cluster jar the build has just packaged.
  */
@@ -89,7 +91,12 @@ class KubernetesManifestsIT {
         assertEquals(conf.get("metrics.reporter.prom.port"), text(container, "/ports/0/containerPort"));
         assertEquals("metrics", text(container, "/ports/0/name"));
         Map<String, String> secretRefs = new java.util.TreeMap<>();
+        Map<String, String> values = new java.util.TreeMap<>();
         for (JsonNode e : container.path("env")) {
+            if (e.has("value")) {
+                values.put(e.path("name").asText(), e.path("value").asText());
+                continue;
+            }
             JsonNode ref = e.at("/valueFrom/secretKeyRef");
             assertTrue(ref.isObject(), "env " + e.path("name").asText() + " comes from a Secret");
             secretRefs.put(e.path("name").asText(), ref.path("name").asText() + "/" + ref.path("key").asText());
@@ -97,6 +104,18 @@ class KubernetesManifestsIT {
         assertEquals(Map.of("KAFKA_SASL_JAAS_CONFIG", "dumpstream-kafka/sasl.jaas.config",
                 "AWS_ACCESS_KEY_ID", "dumpstream-s3/access-key", "AWS_SECRET_ACCESS_KEY", "dumpstream-s3/secret-key"),
                 secretRefs);
+        // the S3 file system of the build's Flink version as a plugin: the image's entrypoint links
+        // opt/<jar> into plugins/ on the JobManager and the TaskManagers (the pod template is theirs both)
+        assertEquals(Map.of("ENABLE_BUILT_IN_PLUGINS", "flink-s3-fs-hadoop-" + flinkVersion + ".jar"), values,
+                "the only plain environment value enables the S3 plugin");
+        assertTrue(d.at("/spec/jobManager/podTemplate").isMissingNode()
+                && d.at("/spec/taskManager/podTemplate").isMissingNode(),
+                "no JobManager or TaskManager pod template replaces the shared one");
+        assertEquals("https://s3.amazonaws.com", conf.get("s3.endpoint"));
+        assertEquals("true", conf.get("s3.path.style.access"));
+        assertEquals(List.of(), conf.keySet().stream()
+                .filter(k -> k.contains("access-key") || k.contains("secret") || k.contains("access.key")).toList(),
+                "no credential in flinkConfiguration (they come from the Secret)");
 
         // the arguments are the job's own options, the secret read from the environment the Secret fills
         List<String> args = new ArrayList<>();
@@ -145,13 +164,18 @@ class KubernetesManifestsIT {
                     && jar.getEntry("com/fasterxml/jackson/databind/ObjectMapper.class") == null,
                     "Jackson is relocated");
         }
+        assertFalse(dockerfile.lines().filter(l -> !l.startsWith("#")).anyMatch(l -> l.contains("plugins/")),
+                "the image does not copy the S3 plugin itself (the deployment enables it: two copies would clash)");
         String image = text(d, "/spec/image");
         assertTrue(dockerfile.contains("-t " + image + " "), "the Dockerfile's build line tags the image " + image);
     }
 
     @Test
     void parametersOverrideTheDefaultsAndBadValuesAreNamed() throws Exception {
-        JsonNode d = render("PARALLELISM=12", "TM_MEMORY=8g", "TASK_SLOTS=4", "BUCKET=s3a://lake/l1-prod");
+        JsonNode d = render("PARALLELISM=12", "TM_MEMORY=8g", "TASK_SLOTS=4", "BUCKET=s3a://lake/l1-prod",
+                "S3_ENDPOINT=http://rgw.storage.svc:7480", "S3_PATH_STYLE=false");
+        assertEquals("http://rgw.storage.svc:7480", text(d, "/spec/flinkConfiguration/s3.endpoint"));
+        assertEquals("false", text(d, "/spec/flinkConfiguration/s3.path.style.access"));
         assertEquals(12, d.at("/spec/job/parallelism").asInt());
         assertEquals("8g", text(d, "/spec/taskManager/resource/memory"));
         assertEquals("4", text(d, "/spec/flinkConfiguration/taskmanager.numberOfTaskSlots"));

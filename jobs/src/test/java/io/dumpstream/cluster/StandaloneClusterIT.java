@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.dumpstream.local.LocalKafka;
+import io.dumpstream.testing.Landing;
 import io.dumpstream.testing.SharedKafka;
 import io.dumpstream.testing.Traffic;
 
@@ -12,7 +13,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
 import org.junit.jupiter.api.Tag;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
@@ -22,6 +24,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -33,8 +36,16 @@ import java.util.regex.Pattern;
  * The job on a real standalone Flink cluster, started the way the README shows: a JobManager and
  * two TaskManagers as separate JVMs by {@code deploy/local/cluster.sh}, the cluster jar submitted
  * over REST with the same arguments as {@code ingest}, synthetic ranks publishing to the local
- * broker, one TaskManager SIGKILLed mid-stream. Checks the exact multiset that landed, the job's own
- * counters on the Prometheus endpoints (scraped once), and that no cluster process outlives the test.
+ * broker, one TaskManager SIGKILLed mid-stream. Checks the exact multiset that landed, that the job
+ * restored from a checkpoint under {@code --checkpoints}, the job's own counters on the Prometheus
+ * endpoints (scraped once), and that no cluster process outlives the test.
+ *
+ * <p>Twice: tables and checkpoints on local disk, and on the project's S3 server (Ceph's RADOS Gateway,
+ * {@link Landing#s3}). The S3 run is the cluster as one with object storage runs it: every JVM loads
+ * flink-s3-fs-hadoop from the plugins folder, the endpoint comes with {@code start --conf}, the keys
+ * from the environment; the killed TaskManager's open parts are multipart uploads that the restarted
+ * writers resume or drop from the checkpoint the JobManager reads back from S3; what landed is read
+ * back through an independent client (the AWS SDK v2), and the secret key is in no file the cluster wrote.
  */
 @Tag("cluster")
 class StandaloneClusterIT {
@@ -44,25 +55,43 @@ class StandaloneClusterIT {
     @TempDir
     Path dir;
 
-    @Test
-    void theClusterJarIngestsExactlyOnceWhileATaskManagerIsKilled() throws Exception {
+    @ParameterizedTest(name = "tables and checkpoints on {0}")
+    @ValueSource(strings = {"local", "s3"})
+    void theClusterJarIngestsExactlyOnceWhileATaskManagerIsKilled(String storage) throws Exception {
         assertTrue(Files.isRegularFile(ClusterScript.JAR), "the cluster jar is built: " + ClusterScript.JAR);
         // the broker starts while the cluster does
         CompletableFuture<LocalKafka> broker = CompletableFuture.supplyAsync(SharedKafka::get);
-        String topic = "cluster-it";
-        Path out = dir.resolve("out");
-        ClusterScript cluster = new ClusterScript(dir.resolve("cluster"));
+        String topic = "cluster-it-" + storage;
+        Landing out = storage.equals("s3") ? Landing.s3(dir, "cluster-it", "standalone") : Landing.local(dir);
+        List<String> startArgs = new ArrayList<>(List.of("start", "--taskmanagers", "2", "--slots", "2"));
+        Map<String, String> env = new TreeMap<>();
+        if (out.onS3()) {
+            // the endpoint and how to talk to it in config.yaml; the keys only in the processes' environment
+            out.flinkConfig().forEach((k, v) -> {
+                if (k.equals("s3.access-key")) {
+                    env.put("AWS_ACCESS_KEY_ID", v);
+                } else if (k.equals("s3.secret-key")) {
+                    env.put("AWS_SECRET_ACCESS_KEY", v);
+                } else {
+                    startArgs.addAll(List.of("--conf", k + "=" + v));
+                }
+            });
+            assertEquals(Set.of("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"), env.keySet());
+        }
+        ClusterScript cluster = new ClusterScript(dir.resolve("cluster"), env);
         int restPort = ClusterScript.freePortBlock(12);
+        startArgs.addAll(List.of("--rest-port", Integer.toString(restPort),
+                "--owner-pid", Long.toString(ProcessHandle.current().pid())));
         List<Long> pids = new ArrayList<>();
         long t0 = System.nanoTime();
         try {
-            List<String> started = cluster.run(Duration.ofSeconds(300), "start", "--taskmanagers", "2", "--slots", "2",
-                    "--rest-port", Integer.toString(restPort), "--owner-pid", Long.toString(ProcessHandle.current().pid()));
+            List<String> started = cluster.run(Duration.ofSeconds(300), startArgs.toArray(String[]::new));
             double startSeconds = (System.nanoTime() - t0) / 1e9;
             LocalKafka kafka = broker.get(LONG.toSeconds(), TimeUnit.SECONDS);
             kafka.createTopic(topic, 2);
             kafka.createTopic(topic + ".dlq", 1);
-            Traffic traffic = new Traffic(kafka.bootstrapServers(), topic, "cluster/it", 2, 8, 8 * 1024, 32 * 1024, 61);
+            Traffic traffic = new Traffic(kafka.bootstrapServers(), topic, "cluster/it-" + storage, 2, 8, 8 * 1024,
+                    32 * 1024, 61);
             String url = "http://127.0.0.1:" + restPort;
             assertEquals(url, started.get(started.size() - 1), "start prints the REST URL last");
             pids.addAll(cluster.pids());
@@ -71,7 +100,7 @@ class StandaloneClusterIT {
 
             List<String> submitted = cluster.run(Duration.ofSeconds(300), "submit",
                     "--bootstrap", kafka.bootstrapServers(), "--topic", topic, "--group", "cluster-it",
-                    "--out", out.toString(), "--checkpoints", dir.resolve("checkpoints").toString(),
+                    "--out", out.out(), "--checkpoints", out.checkpoints(),
                     "--parallelism", "2", "--checkpoint-interval", "2s", "--restart-attempts", "20");
             String job = submitted.get(submitted.size() - 1);
             assertTrue(job.matches("[0-9a-f]{32}"), "submit prints the job id, got " + submitted);
@@ -89,6 +118,7 @@ class StandaloneClusterIT {
             await(() -> traffic.dumpsSent() >= 2 + 16, cluster, jobUrl, "16 more dumps sent");
             List<String> killed = cluster.run(Duration.ofSeconds(60), "kill-taskmanager");
             long killedAt = System.nanoTime();
+            long killedAtMillis = System.currentTimeMillis();
             boolean inFlight = publisher.isAlive();
             System.out.println("cluster: " + killed.get(killed.size() - 1) + " while publishing: " + inFlight);
             assertTrue(killed.get(killed.size() - 1).matches("killed tm-[12] \\(pid \\d+\\)"), "kill-taskmanager: " + killed);
@@ -97,6 +127,17 @@ class StandaloneClusterIT {
             await(() -> landed(out) >= traffic.dumpsSent(), cluster, jobUrl, "every dump landed");
             System.out.printf("cluster: started in %.1f s, job RUNNING at %.1f s, every dump landed %.1f s after the kill%n",
                     startSeconds, runningSeconds, (System.nanoTime() - killedAt) / 1e9);
+            if (out.onS3()) {
+                // how much of the time above is the test's own read-back: one refresh of the mirror
+                long r0 = System.nanoTime();
+                Path tables = out.tables();
+                long files;
+                try (var walk = Files.walk(tables)) {
+                    files = walk.filter(Files::isRegularFile).count();
+                }
+                System.out.printf("cluster: one refresh of the S3 mirror (%d files) took %.2f s%n", files,
+                        (System.nanoTime() - r0) / 1e9);
+            }
             long completed = completedCheckpoints(cluster, jobUrl);
             // two more checkpoints: anything landing twice would have been committed by then
             await(() -> completedCheckpoints(cluster, jobUrl) >= completed + 2, cluster, jobUrl, "two more checkpoints");
@@ -105,16 +146,81 @@ class StandaloneClusterIT {
             assertFalse(failures.isEmpty(), "the job failed over after the kill (exception history is empty)");
             assertEquals("RUNNING", state(cluster, jobUrl), "the job recovered");
             traffic.assertExactlyOnce("standalone cluster, a TaskManager SIGKILLed", out);
+            long restoredAt = assertRestoredFromACheckpointUnder(out, cluster, jobUrl, job);
+            System.out.printf("cluster: restored %.1f s after the kill%n", (restoredAt - killedAtMillis) / 1e3);
 
             assertJobCounters(cluster, restPort, job, traffic);
+            if (out.onS3()) {
+                assertFalse(Files.exists(dir.resolve("out")) || Files.exists(dir.resolve("ck")), "nothing on local disk");
+                assertNoFileHolds(cluster.state(), out.server().secretKey());
+            }
         } finally {
             List<String> stopped = cluster.run(Duration.ofSeconds(120), "stop");
             System.out.println("cluster: " + String.join(" ", stopped));
+            keepLogs(cluster.state().resolve("log"), Path.of("target", "standalone-cluster-logs", storage));
         }
         for (long pid : pids) {
             assertFalse(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false),
                     "cluster process " + pid + " outlived stop");
         }
+    }
+
+    /**
+     * The job's restore after the kill read a checkpoint written under {@code --checkpoints}: {@code chk-N} of
+     * this job there (on S3 the JobManager read its {@code _metadata} from the bucket; that checkpoint is
+     * subsumed by now, but the newest retained one is there). Returns the restore's wall-clock time.
+     */
+    private static long assertRestoredFromACheckpointUnder(Landing out, ClusterScript cluster, String jobUrl,
+            String job) {
+        JsonNode latest = json(cluster, jobUrl + "/checkpoints").path("latest").path("restored");
+        String restored = latest.path("external_path").asText();
+        String base = out.onS3() ? out.checkpoints() : Path.of(out.checkpoints()).toUri().toString();
+        base = base.endsWith("/") ? base.substring(0, base.length() - 1) : base;
+        // Flink writes local URIs as file:/x, not file:///x
+        String expected = base.replaceFirst("^file:///", "file:/") + "/" + job + "/chk-";
+        assertTrue(restored.startsWith(expected) && restored.substring(expected.length()).matches("\\d+"),
+                "restored from " + restored + ", expected " + expected + "N");
+        if (out.onS3()) {
+            String bucketAndKey = expected.substring("s3://".length());
+            String bucket = bucketAndKey.substring(0, bucketAndKey.indexOf('/'));
+            String prefix = bucketAndKey.substring(bucket.length() + 1);
+            List<String> metadata = out.server().listKeys(bucket, prefix).stream()
+                    .filter(k -> k.matches(Pattern.quote(prefix) + "\\d+/_metadata")).toList();
+            assertFalse(metadata.isEmpty(), "a retained checkpoint's _metadata under s3://" + bucket + "/" + prefix);
+            System.out.println("cluster: retained on S3: " + metadata);
+        }
+        System.out.println("cluster: restored from " + restored);
+        return latest.path("restore_timestamp").asLong();
+    }
+
+    /** Copies the cluster's logs where a CI run keeps them (the test's own folder is deleted). */
+    private static void keepLogs(Path logs, Path to) throws java.io.IOException {
+        Files.createDirectories(to);
+        try (var files = Files.list(logs)) {
+            for (Path f : (Iterable<Path>) files::iterator) {
+                Files.copy(f, to.resolve(f.getFileName()), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            }
+        }
+        System.out.println("cluster: logs in " + to.toAbsolutePath());
+    }
+
+    /** No file under {@code dir} (config.yaml, logs, stdout of every process) contains {@code secret}. */
+    private static void assertNoFileHolds(Path dir, String secret) throws java.io.IOException {
+        byte[] needle = secret.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        List<Path> files;
+        try (var walk = Files.walk(dir)) {
+            files = walk.filter(Files::isRegularFile).toList();
+        }
+        assertTrue(files.stream().anyMatch(f -> f.getFileName().toString().equals("config.yaml")), "files in " + dir);
+        for (Path f : files) {
+            byte[] bytes = Files.readAllBytes(f);
+            for (int i = 0; i + needle.length <= bytes.length; i++) {
+                if (java.util.Arrays.equals(bytes, i, i + needle.length, needle, 0, needle.length)) {
+                    throw new AssertionError("the S3 secret key is in " + f + " at byte " + i);
+                }
+            }
+        }
+        System.out.println("cluster: the S3 secret key is in none of " + files.size() + " files under " + dir);
     }
 
     /**
@@ -169,9 +275,9 @@ class StandaloneClusterIT {
         return values;
     }
 
-    private static long landed(Path out) {
+    private static long landed(Landing out) {
         try {
-            return Traffic.landedDumps(out);
+            return Traffic.landedDumps(out.tables());
         } catch (Exception e) {
             return 0;
         }
