@@ -26,6 +26,7 @@ check TM_CPU '^[0-9]+(\.[0-9]+)?$' 'a number of cores'
 check JM_CPU '^[0-9]+(\.[0-9]+)?$' 'a number of cores'
 check CHECKPOINT_INTERVAL '^[1-9][0-9]*(ms|s|m|h)$' 'a duration such as 30s or 2m'
 check BUCKET '^s3a://[^ ]+[^/]$' 'an s3a:// URI without a trailing /'
+check S3_PATH_STYLE '^(true|false)$' 'true or false'
 check NAME '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$' 'a Kubernetes name (lowercase letters, digits, -)'
 check NAMESPACE '^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$' 'a Kubernetes namespace (lowercase letters, digits, -; at most 63)'
 check IMAGE '^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(/[a-z0-9]+([._-]+[a-z0-9]+)*)*(:[A-Za-z0-9_][A-Za-z0-9._-]{0,127})?(@sha256:[0-9a-f]{64})?$' \

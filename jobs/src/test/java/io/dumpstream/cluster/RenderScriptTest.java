@@ -115,6 +115,7 @@ class RenderScriptTest {
         String endpoint = "an http:// or https:// URL of a host (and port), such as https://s3.amazonaws.com"
                 + " or http://10.0.0.5:7480";
         cases.put("S3_ENDPOINT=s3.amazonaws.com", "S3_ENDPOINT must be " + endpoint + ", got 's3.amazonaws.com'");
+        cases.put("S3_PATH_STYLE=yes", "S3_PATH_STYLE must be true or false, got 'yes'");
         cases.put("S3_ENDPOINT=https://s3/x&y", "S3_ENDPOINT must be " + endpoint + ", got 'https://s3/x&y'");
         cases.put("S3_ENDPOINT=ftp://s3:21", "S3_ENDPOINT must be " + endpoint + ", got 'ftp://s3:21'");
         String topic = "a Kafka topic name (letters, digits, ., _, -; at most 249)";
