@@ -61,6 +61,11 @@ public final class IngestJob {
     public static void main(String[] args) throws Exception {
         IngestConfig c = IngestConfig.parse(args);
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(configuration(c));
+        // on the cluster's file systems, with its settings: a wrong endpoint, bucket or credentials refuse the
+        // job with one line instead of a job that fails over and over
+        Configuration settings = Configuration.fromMap(env.getConfiguration().toMap());
+        io.dumpstream.storage.StorageCheck.writable("--out", c.out, settings);
+        io.dumpstream.storage.StorageCheck.writable("--checkpoints", c.checkpoints, settings);
         build(env, c);
         env.execute(NAME);
     }
