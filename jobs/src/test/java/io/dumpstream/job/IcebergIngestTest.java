@@ -22,11 +22,8 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * The ingest job with Iceberg on, on a MiniCluster against the real broker and a real PostgreSQL
@@ -67,7 +64,7 @@ class IcebergIngestTest {
         try (JobRun run = JobRun.start(c)) {
             run.awaitDumps(dumps, Duration.ofSeconds(120));
             // the Iceberg commit of a checkpoint's files comes with the next checkpoint
-            awaitIceberg(catalog, c, "dumps", dumps);
+            IcebergRead.awaitRows(catalog, c.iceberg, "dumps", dumps);
             Thread.sleep(2500);
             for (String table : IcebergTables.TABLES) {
                 Table t = IcebergRead.load(catalog, c.iceberg, table);
@@ -79,7 +76,7 @@ class IcebergIngestTest {
                         iceberg.size(), duck.size(), want);
                 assertEquals(want, iceberg.size(), table + " rows");
                 assertEquals(duck, iceberg, table + ": Iceberg's rows equal DuckDB's of the same files");
-                assertFilesOnce(t, run.out, table);
+                IcebergRead.assertFilesOnce(t, run.out, table);
             }
             Table snapshots = IcebergRead.load(catalog, c.iceberg, "snapshots");
             assertTrue(IcebergRead.rows(snapshots).stream().anyMatch(r -> r.contains("run=ice/berg 100%=ok:[x]")),
@@ -104,37 +101,5 @@ class IcebergIngestTest {
             w.commit();
         }
         return Tables.read(root);
-    }
-
-    /** Waits until the Iceberg table has {@code rows} rows. */
-    static void awaitIceberg(Catalog catalog, IngestConfig c, String table, long rows) throws Exception {
-        long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
-        long n = 0;
-        while (System.nanoTime() < deadline) {
-            Table t = IcebergRead.load(catalog, c.iceberg, table);
-            n = t.currentSnapshot() == null ? 0
-                    : Long.parseLong(t.currentSnapshot().summary().getOrDefault("total-records", "0"));
-            if (n >= rows) {
-                return;
-            }
-            Thread.sleep(300);
-        }
-        throw new AssertionError("Iceberg table " + table + " has " + n + " rows, waited for " + rows);
-    }
-
-    /**
-     * Every visible file of the table in exactly one snapshot's added files, none twice, none missing,
-     * and the current snapshot's files exactly the visible ones.
-     */
-    static void assertFilesOnce(Table t, Path out, String table) throws Exception {
-        List<String> visible = IcebergRead.visibleFiles(out, table);
-        List<String> added = new ArrayList<>();
-        IcebergRead.addedPerSnapshot(t).forEach(added::addAll);
-        Set<String> once = new HashSet<>();
-        List<String> twice = added.stream().filter(f -> !once.add(f)).toList();
-        assertEquals(List.of(), twice, table + ": files added by more than one snapshot");
-        added.sort(null);
-        assertEquals(visible, added, table + ": the files the snapshots added are the committed files");
-        assertEquals(visible, IcebergRead.currentFiles(t), table + ": the current snapshot's files");
     }
 }

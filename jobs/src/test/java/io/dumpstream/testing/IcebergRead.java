@@ -158,4 +158,41 @@ public final class IcebergRead {
         out.sort(null);
         return out;
     }
+
+    /** Rows of the table's current snapshot, from its summary (0 before the first). */
+    public static long totalRecords(Table t) {
+        return t.currentSnapshot() == null ? 0
+                : Long.parseLong(t.currentSnapshot().summary().getOrDefault("total-records", "0"));
+    }
+
+    /** Waits (two minutes at most) until the Iceberg table has {@code rows} rows. */
+    public static void awaitRows(Catalog catalog, IcebergSettings s, String table, long rows) throws Exception {
+        long deadline = System.nanoTime() + java.time.Duration.ofSeconds(120).toNanos();
+        long n = 0;
+        while (System.nanoTime() < deadline) {
+            n = totalRecords(load(catalog, s, table));
+            if (n >= rows) {
+                return;
+            }
+            Thread.sleep(300);
+        }
+        throw new AssertionError("Iceberg table " + table + " has " + n + " rows, waited for " + rows);
+    }
+
+    /**
+     * Every visible file of the table in exactly one snapshot's added files, none twice, none missing,
+     * and the current snapshot's files exactly the visible ones.
+     */
+    public static void assertFilesOnce(Table t, Path out, String table) throws Exception {
+        List<String> visible = visibleFiles(out, table);
+        List<String> added = new ArrayList<>();
+        addedPerSnapshot(t).forEach(added::addAll);
+        java.util.Set<String> once = new java.util.HashSet<>();
+        List<String> twice = added.stream().filter(f -> !once.add(f)).toList();
+        org.junit.jupiter.api.Assertions.assertEquals(List.of(), twice, table + ": files added by more than one snapshot");
+        added.sort(null);
+        org.junit.jupiter.api.Assertions.assertEquals(visible, added,
+                table + ": the files the snapshots added are the committed files");
+        org.junit.jupiter.api.Assertions.assertEquals(visible, currentFiles(t), table + ": the current snapshot's files");
+    }
 }
