@@ -44,7 +44,19 @@ class IcebergIngestTest {
 
     @Test
     void vectorsAndHostileRunIdsLandInIcebergExactlyAsDuckDbReadsTheFiles(@TempDir Path offlineDir) throws Exception {
-        String topic = "iceberg-vectors";
+        land("iceberg-vectors", "vectors", 0, offlineDir);
+    }
+
+    /**
+     * With compaction (Flink's, after every checkpoint) a snapshot partition's parts stay hidden until
+     * merged: the Iceberg table gets the merged file in one append and never a part.
+     */
+    @Test
+    void compactedSnapshotPartsAreCommittedAsTheirMergedFileOnly(@TempDir Path offlineDir) throws Exception {
+        land("iceberg-compacted", "compacted", 1, offlineDir);
+    }
+
+    private void land(String topic, String namespace, int compactCheckpoints, Path offlineDir) throws Exception {
         kafka.createTopic(topic, 3);
         kafka.createTopic(topic + ".dlq", 1);
         Map<String, List<String>> offline = offline(offlineDir.resolve("offline"));
@@ -58,13 +70,16 @@ class IcebergIngestTest {
         hostile.join(hostile.publish(0, 2, 0), 60_000);
 
         IngestConfig c = JobRun.config(kafka.bootstrapServers(), topic, dir);
-        c.iceberg = settings("vectors", Path.of(c.out));
+        c.iceberg = settings(namespace, Path.of(c.out));
+        c.compactCheckpoints = compactCheckpoints;
         long dumps = offline.get("dumps").size() + hostile.dumpsSent();
         Catalog catalog = IcebergTables.open(c.iceberg, Map.of());
         try (JobRun run = JobRun.start(c)) {
             run.awaitDumps(dumps, Duration.ofSeconds(120));
             // the Iceberg commit of a checkpoint's files comes with the next checkpoint
             IcebergRead.awaitRows(catalog, c.iceberg, "dumps", dumps);
+            IcebergRead.awaitRows(catalog, c.iceberg, "snapshots",
+                    offline.get("snapshots").size() + hostile.recordsSent());
             Thread.sleep(2500);
             for (String table : IcebergTables.TABLES) {
                 Table t = IcebergRead.load(catalog, c.iceberg, table);
@@ -79,6 +94,11 @@ class IcebergIngestTest {
                 IcebergRead.assertFilesOnce(t, run.out, table);
             }
             Table snapshots = IcebergRead.load(catalog, c.iceberg, "snapshots");
+            if (compactCheckpoints > 0) {
+                List<String> files = IcebergRead.currentFiles(snapshots);
+                assertTrue(!files.isEmpty() && files.stream().allMatch(f -> f.substring(f.lastIndexOf('/') + 1)
+                        .startsWith("compacted-")), "only merged files: " + files);
+            }
             assertTrue(IcebergRead.rows(snapshots).stream().anyMatch(r -> r.contains("run=ice/berg 100%=ok:[x]")),
                     "the hostile run id is the partition value as Hive readers see it");
             assertEquals(2, ((org.apache.iceberg.BaseTable) snapshots).operations().current().formatVersion());
