@@ -171,34 +171,47 @@ public final class IcebergCommitter extends AbstractStreamOperator<Void>
     /** One append of every file of {@code byCheckpoint}, recording the largest checkpoint id. */
     private void commit(NavigableMap<Long, List<CommittedFile>> byCheckpoint, String job) {
         long t0 = System.nanoTime();
-        Table t = table();
+        List<CommittedFile> all = new ArrayList<>();
+        byCheckpoint.values().forEach(all::addAll);
+        int n = append(table(), mapping, table, root, all, byCheckpoint.lastKey(), job, operatorId);
+        if (n == 0) {
+            return;
+        }
+        lastCommitMillis = (System.nanoTime() - t0) / 1_000_000;
+        commits.inc();
+        files.inc(n);
+        LOG.debug("{}: appended {} files up to checkpoint {} in {} ms", table, n, byCheckpoint.lastKey(),
+                lastCommitMillis);
+    }
+
+    /**
+     * Appends {@code files} (each once) to {@code t} in one snapshot whose summary records
+     * {@code checkpoint}, {@code job} and {@code operator}; their metrics from their Parquet footers.
+     * Returns the number of files appended (none: no snapshot).
+     */
+    static int append(Table t, NameMapping mapping, String table, String root, List<CommittedFile> files,
+                      long checkpoint, String job, String operator) {
         Map<String, CommittedFile> unique = new LinkedHashMap<>();
-        for (List<CommittedFile> list : byCheckpoint.values()) {
-            for (CommittedFile f : list) {
-                unique.putIfAbsent(f.location(root), f);
-            }
+        for (CommittedFile f : files) {
+            unique.putIfAbsent(f.location(root), f);
         }
         if (unique.isEmpty()) {
-            return;
+            return 0;
         }
         MetricsConfig metrics = MetricsConfig.forTable(t);
         AppendFiles append = t.newAppend();
         for (Map.Entry<String, CommittedFile> e : unique.entrySet()) {
-            append.appendFile(dataFile(t, metrics, e.getKey(), e.getValue()));
+            append.appendFile(dataFile(t, mapping, table, metrics, e.getKey(), e.getValue()));
         }
-        long checkpoint = byCheckpoint.lastKey();
         append.set(MAX_COMMITTED_CHECKPOINT_ID, Long.toString(checkpoint))
                 .set(JOB_ID, job)
-                .set(OPERATOR_ID, operatorId)
+                .set(OPERATOR_ID, operator)
                 .commit();
-        lastCommitMillis = (System.nanoTime() - t0) / 1_000_000;
-        commits.inc();
-        files.inc(unique.size());
-        LOG.debug("{}: appended {} files up to checkpoint {} in {} ms", table, unique.size(), checkpoint,
-                lastCommitMillis);
+        return unique.size();
     }
 
-    private DataFile dataFile(Table t, MetricsConfig metricsConfig, String location, CommittedFile f) {
+    private static DataFile dataFile(Table t, NameMapping mapping, String table, MetricsConfig metricsConfig,
+                                     String location, CommittedFile f) {
         InputFile in = t.io().newInputFile(location, f.size);
         Metrics m = ParquetUtil.fileMetrics(in, metricsConfig, mapping);
         return DataFiles.builder(t.spec())
