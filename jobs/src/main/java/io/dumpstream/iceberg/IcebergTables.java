@@ -51,7 +51,8 @@ public final class IcebergTables {
         return catalog;
     }
 
-    static void close(Catalog catalog) {
+    /** Closes the catalog's connection pool. */
+    public static void close(Catalog catalog) {
         if (catalog instanceof AutoCloseable c) {
             try {
                 c.close();
