@@ -50,7 +50,8 @@ class ClusterJarIT {
                 ClassLoader.getPlatformClassLoader())) {
             for (String c : List.of("io.dumpstream.iceberg.IcebergTables", "org.apache.iceberg.jdbc.JdbcCatalog",
                     "org.apache.iceberg.parquet.ParquetUtil", "org.postgresql.Driver")) {
-                assertEquals(jar, Class.forName(c, true, jar).getClassLoader(), c);
+                // not initialised: their loggers are SLF4J's, which a cluster's lib/ provides
+                assertEquals(jar, Class.forName(c, false, jar).getClassLoader(), c);
             }
             Object location = jar.loadClass("io.dumpstream.iceberg.IcebergTables").getMethod("location", String.class)
                     .invoke(null, "/lake/out/");
