@@ -1,6 +1,7 @@
 package io.dumpstream.job;
 
 import io.dumpstream.assemble.DumpAssembly;
+import io.dumpstream.iceberg.IcebergSettings;
 import io.dumpstream.options.Args;
 import io.dumpstream.options.UsageException;
 import io.dumpstream.publish.PublisherConfig;
@@ -24,7 +25,8 @@ public final class IngestConfig implements Serializable {
             "checkpoint-interval", "parallelism", "assembly-timeout", "dedup-retention", "dlq-topic",
             "max-record-bytes", "reject-payload-cap", "row-group-bytes", "state-backend", "restart-attempts",
             "no-resume", "max-parallelism", "sink-buffer-bytes", "zstd-level", "compact-bytes", "compact-checkpoints",
-            Args.KAFKA_CONFIG);
+            Args.KAFKA_CONFIG,
+            "iceberg-catalog", "iceberg-warehouse", "iceberg-namespace");
     public static final Set<String> FLAGS = Set.of("no-resume");
 
     public static final String USAGE = String.join("\n",
@@ -61,7 +63,14 @@ public final class IngestConfig implements Serializable {
             "                               DLQ reader (security.protocol, sasl.*, ssl.*, ...), key=value a line;",
             "                               ${env:NAME} in a value is the environment variable NAME",
             "  --kafka.<prop>=<value>       any Kafka client property, over the file's; values of keys naming a",
-            "                               password, jaas, secret, token or key are never printed");
+            "                               password, jaas, secret, token or key are never printed",
+            // Iceberg tables (README, "Iceberg tables")
+            "  --iceberg-catalog URL        also commit each checkpoint's files into Iceberg tables snapshots, dumps and",
+            "                               rejects (same files, no copy) in this JDBC catalog: jdbc:postgresql://H:P/DB;",
+            "                               user and password from $" + IcebergSettings.USER_ENV + " and $"
+                    + IcebergSettings.PASSWORD_ENV + " (default: off)",
+            "  --iceberg-warehouse URI      where the tables' metadata goes (default <out>/" + IcebergSettings.DEFAULT_WAREHOUSE_DIR + ")",
+            "  --iceberg-namespace NS       namespace of the three tables (default " + IcebergSettings.DEFAULT_NAMESPACE + ")");
 
     public String bootstrap;
     public String topic = PublisherConfig.DEFAULT_TOPIC;
@@ -93,6 +102,8 @@ public final class IngestConfig implements Serializable {
     public int restartAttempts = -1;
     public boolean resume = true;
     public Properties kafka = new Properties();
+    /** The Iceberg tables to commit into, or null: off (the default). */
+    public IcebergSettings iceberg;
 
     public IngestConfig() {
     }
@@ -133,6 +144,7 @@ public final class IngestConfig implements Serializable {
         c.restartAttempts = a.getInt("restart-attempts", c.restartAttempts);
         c.resume = !a.flag("no-resume");
         c.kafka = a.kafkaProperties(env);
+        c.iceberg = iceberg(a, c.out);
         return c.validate();
     }
 
@@ -180,6 +192,27 @@ public final class IngestConfig implements Serializable {
             throw new UsageException("--dlq-topic must differ from --topic, both are '" + topic + "'");
         }
         return this;
+    }
+
+    /** The Iceberg options, or null when --iceberg-catalog is not given (the others then refused). */
+    static IcebergSettings iceberg(Args a, String out) {
+        String catalog = a.get("iceberg-catalog", null);
+        if (catalog == null) {
+            for (String o : new String[] {"iceberg-warehouse", "iceberg-namespace"}) {
+                if (a.has(o)) {
+                    throw new UsageException("--" + o + " needs --iceberg-catalog jdbc:postgresql://HOST:PORT/DB");
+                }
+            }
+            return null;
+        }
+        String warehouse = a.get("iceberg-warehouse", null);
+        if (warehouse == null) {
+            warehouse = io.dumpstream.iceberg.IcebergTables.location(out) + "/" + IcebergSettings.DEFAULT_WAREHOUSE_DIR;
+        } else {
+            warehouse = io.dumpstream.iceberg.IcebergTables.location(warehouse);
+        }
+        return new IcebergSettings(catalog, warehouse, a.get("iceberg-namespace", IcebergSettings.DEFAULT_NAMESPACE))
+                .validate();
     }
 
     public AssemblerSettings assembler() {

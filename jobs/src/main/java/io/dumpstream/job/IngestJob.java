@@ -1,5 +1,6 @@
 package io.dumpstream.job;
 
+import io.dumpstream.iceberg.IcebergFileSink;
 import io.dumpstream.options.KafkaClientProperties;
 import io.dumpstream.manifest.AvroTrust;
 import io.dumpstream.schema.DumpOutcome;
@@ -170,14 +171,18 @@ public final class IngestJob {
         ParquetWriters.Settings parquet = ParquetWriters.Settings.defaults().withRowGroupBytes(c.rowGroupBytes)
                 .withPageBytes(64 << 10).withDictionary(false).withZstdLevel(c.zstdLevel);
         String out = uri(c.out);
-        snapshots.sinkTo(fileSink(out, TensorSnapshot.class, parquet, c.sinkBufferBytes, compaction(c),
-                        "sink-snapshots"))
+        // with --iceberg-catalog, each sink's committed files are then committed into the table's Iceberg twin
+        IcebergFileSink.prepare(c.iceberg, out);
+        snapshots.sinkTo(IcebergFileSink.wrap(fileSink(out, TensorSnapshot.class, parquet, c.sinkBufferBytes,
+                        compaction(c), "sink-snapshots"), c.iceberg, HivePartition.SNAPSHOTS, out))
                 .uid("sink-snapshots").name("write snapshots");
         accepted.getSideOutput(DumpAssembler.REJECTS)
-                .sinkTo(fileSink(out, RejectedRecord.class, parquet, c.sinkBufferBytes))
+                .sinkTo(IcebergFileSink.wrap(fileSink(out, RejectedRecord.class, parquet, c.sinkBufferBytes),
+                        c.iceberg, HivePartition.REJECTS, out))
                 .uid("sink-rejects").name("write rejects");
         accepted.getSideOutput(DumpAssembler.OUTCOMES)
-                .sinkTo(fileSink(out, DumpOutcome.class, parquet, c.sinkBufferBytes))
+                .sinkTo(IcebergFileSink.wrap(fileSink(out, DumpOutcome.class, parquet, c.sinkBufferBytes),
+                        c.iceberg, HivePartition.DUMPS, out))
                 .uid("sink-dumps").name("write dumps");
 
         Properties producer = new Properties();

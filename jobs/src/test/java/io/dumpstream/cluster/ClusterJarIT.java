@@ -10,6 +10,7 @@ import java.net.URL;
 import java.net.URLClassLoader;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 
 /**
  * The cluster jar on its own (a class loader with nothing but the jar and the JDK): what the jobs
@@ -39,6 +40,22 @@ class ClusterJarIT {
             // the YAML classes come from the jar, relocated, not from anywhere else
             Class<?> yaml = jar.loadClass("io.dumpstream.shaded.com.fasterxml.jackson.dataformat.yaml.YAMLFactory");
             assertEquals(jar, yaml.getClassLoader());
+        }
+    }
+
+    /** With --iceberg-catalog the job's committer, Iceberg, its JDBC catalog and the PostgreSQL driver load from the jar. */
+    @Test
+    void theIcebergCommitLoadsFromTheClusterJar() throws Exception {
+        try (URLClassLoader jar = new URLClassLoader(new URL[] {JAR.toUri().toURL()},
+                ClassLoader.getPlatformClassLoader())) {
+            for (String c : List.of("io.dumpstream.iceberg.IcebergTables", "org.apache.iceberg.jdbc.JdbcCatalog",
+                    "org.apache.iceberg.parquet.ParquetUtil", "org.postgresql.Driver")) {
+                // not initialised: their loggers are SLF4J's, which a cluster's lib/ provides
+                assertEquals(jar, Class.forName(c, false, jar).getClassLoader(), c);
+            }
+            Object location = jar.loadClass("io.dumpstream.iceberg.IcebergTables").getMethod("location", String.class)
+                    .invoke(null, "/lake/out/");
+            assertEquals("file:/lake/out", location);
         }
     }
 }

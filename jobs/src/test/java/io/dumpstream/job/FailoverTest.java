@@ -78,7 +78,12 @@ class FailoverTest {
         c.restartAttempts = 5;
         c.resume = true;
         c.compactCheckpoints = compactCheckpoints();
+        configure(c);
         return c;
+    }
+
+    /** More settings of a subclass's runs ({@link IcebergFailoverTest}: Iceberg on). */
+    void configure(IngestConfig c) {
     }
 
     static Traffic traffic(LocalKafka kafka, String topic, long seed) {

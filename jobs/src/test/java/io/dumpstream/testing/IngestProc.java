@@ -19,14 +19,21 @@ import java.util.concurrent.TimeUnit;
  */
 public record IngestProc(Process process, Path stdoutFile, Path stderrFile) implements AutoCloseable {
     public static IngestProc start(List<String> jvm, List<String> args, Path base) throws Exception {
+        return start(jvm, args, base, java.util.Map.of());
+    }
+
+    /** As {@link #start(List, List, Path)}, with {@code env} added to the child's environment. */
+    public static IngestProc start(List<String> jvm, List<String> args, Path base, java.util.Map<String, String> env)
+            throws Exception {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
         cmd.addAll(jvm);
         cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Main.class.getName()));
         cmd.addAll(args);
         Path so = Path.of(base + ".out");
         Path se = Path.of(base + ".err");
-        Process p = ChildProcesses.track(new ProcessBuilder(cmd).redirectOutput(so.toFile()).redirectError(se.toFile())
-                .start());
+        ProcessBuilder b = new ProcessBuilder(cmd).redirectOutput(so.toFile()).redirectError(se.toFile());
+        b.environment().putAll(env);
+        Process p = ChildProcesses.track(b.start());
         IngestProc proc = new IngestProc(p, so, se);
         long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
         while (!proc.stdout().matches("(?s).*ingest: job [^\\n]*\\n.*")) { // the whole line

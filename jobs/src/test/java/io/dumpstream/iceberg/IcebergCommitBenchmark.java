@@ -1,0 +1,107 @@
+package io.dumpstream.iceberg;
+
+import io.dumpstream.decode.OfflineDecoder;
+import io.dumpstream.table.TableWriter;
+import io.dumpstream.testing.IcebergRead;
+import io.dumpstream.testing.Postgres;
+import io.dumpstream.testing.Vectors;
+
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+
+/**
+ * What the Iceberg commit of one checkpoint costs (the committer's {@code append}: footers read for the
+ * metrics, a manifest, a manifest list, a metadata file, the catalog row updated in PostgreSQL), in ms
+ * and in metadata bytes written, for 4, 16 and 64 files per checkpoint (the job commits one file per
+ * partition and sink subtask touched in the checkpoint), 40 commits each on one table, medians.
+ *
+ * <pre>mvn -pl jobs -am test -Dtest=IcebergCommitBenchmark -Dsurefire.failIfNoSpecifiedTests=false -DexcludedTags=none</pre>
+ */
+@Tag("benchmark")
+class IcebergCommitBenchmark {
+    private static final int COMMITS = 40;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void commitCostPerCheckpoint() throws Exception {
+        Path out = dir.resolve("out");
+        try (TableWriter w = new TableWriter(out, TableWriter.Options.defaults())) {
+            OfflineDecoder d = new OfflineDecoder(w, Clock.systemUTC());
+            for (String name : Vectors.names()) {
+                d.decode(Vectors.manifest(name), Vectors.buffer(name));
+            }
+            w.commit();
+        }
+        List<CommittedFile> base = IcebergMaintenanceTest.files(out, "snapshots");
+        String root = IcebergTables.location(out.toString());
+        Postgres pg = Postgres.get();
+        for (int k : new int[] {4, 16, 64}) {
+            IcebergSettings s = new IcebergSettings(pg.url(), root + "/_iceberg", "bench" + k).validate();
+            Catalog catalog = IcebergTables.open(s, Map.of());
+            IcebergTables.ensure(catalog, s, root);
+            Table t = IcebergRead.load(catalog, s, "snapshots");
+            Path metadata = IcebergMaintenanceTest.local(t.location() + "/metadata");
+            // k distinct files per commit: hard links of the vectors' snapshot files under new names
+            List<Long> millis = new ArrayList<>();
+            List<Long> bytes = new ArrayList<>();
+            for (int c = 0; c < COMMITS; c++) {
+                List<CommittedFile> files = new ArrayList<>();
+                for (int i = 0; i < k; i++) {
+                    CommittedFile f = base.get(i % base.size());
+                    String name = "part-bench-" + k + "-" + c + "-" + i + ".parquet";
+                    Path src = out.resolve(f.bucket).resolve(f.name);
+                    Files.createLink(src.resolveSibling(name), src);
+                    files.add(new CommittedFile(f.bucket, name, f.size, c));
+                }
+                long before = size(metadata);
+                long t0 = System.nanoTime();
+                IcebergCommitter.append(t, IcebergTables.mapping(t), "snapshots", root, files, c + 1, "bench", "bench");
+                millis.add((System.nanoTime() - t0) / 1_000_000);
+                bytes.add(size(metadata) - before);
+            }
+            long lastMetadata;
+            try (Stream<Path> m = Files.list(metadata)) {
+                lastMetadata = m.filter(p -> p.toString().endsWith(".metadata.json"))
+                        .mapToLong(p -> p.toFile().length()).max().orElse(0);
+            }
+            System.out.printf("iceberg commit, %d files per checkpoint: median %d ms (p90 %d ms, first %d ms), metadata"
+                            + " written per commit median %d bytes (last metadata.json %d bytes after %d commits)%n", k,
+                    median(millis), p90(millis), millis.get(0), median(bytes), lastMetadata, COMMITS);
+            IcebergTables.close(catalog);
+        }
+    }
+
+    private static long size(Path dir) throws Exception {
+        if (!Files.isDirectory(dir)) {
+            return 0;
+        }
+        try (Stream<Path> s = Files.walk(dir)) {
+            return s.filter(Files::isRegularFile).mapToLong(p -> p.toFile().length()).sum();
+        }
+    }
+
+    private static long median(List<Long> v) {
+        List<Long> s = new ArrayList<>(v);
+        s.sort(null);
+        return s.get(s.size() / 2);
+    }
+
+    private static long p90(List<Long> v) {
+        List<Long> s = new ArrayList<>(v);
+        s.sort(null);
+        return s.get((int) Math.min(s.size() - 1, Math.round(s.size() * 0.9)));
+    }
+}
