@@ -126,14 +126,30 @@ public final class PartWriter<T extends IndexedRecord> implements Closeable {
             metadata = Map.copyOf(extra);
             rowGroupBytes = settings.rowGroupBytes();
             memory = "false".equals(System.getProperty(PAGE_POOL)) ? OffHeapPages.UNPOOLED : OffHeapPages.INSTANCE;
-            if (settings.codec() == CompressionCodecName.ZSTD) {
+            if (settings.codec() == CompressionCodecName.ZSTD && "own".equals(System.getProperty(ZSTD_PAGES))) {
                 compressor = new ZstdPageCompressor(settings.zstdLevel(), memory);
+            } else if (settings.codec() == CompressionCodecName.ZSTD) {
+                compressor = directZstd(settings, memory);
             } else {
                 compressor = new CodecFactory(new Configuration(false), settings.pageBytes()).getCompressor(settings.codec());
             }
             encoder = settings.dictionary() || !encodeSmallParts ? null
                     : new SmallPartEncoder(parquetSchema, fields, columns, java.util.Set.copyOf(binary), metadata,
-                            settings.pageBytes(), props.getColumnIndexTruncateLength(), compressor, memory);
+                            settings.pageBytes(), props.getColumnIndexTruncateLength(), props.getStatisticsTruncateLength(),
+                            compressor, memory, !"handwritten".equals(System.getProperty(PARQUET_META)));
+        }
+
+        /**
+         * parquet-java's direct ZSTD compressor: one native context for every page of the factory's
+         * parts, input and output gathered in reused direct buffers from {@code memory}. Freed with the
+         * factory (a sink's writer factory has no close).
+         */
+        private BytesInputCompressor directZstd(ParquetWriters.Settings settings, OffHeapPages memory) {
+            CodecFactory codecs = CodecFactory.createDirectCodecFactory(new Configuration(false), memory.directOnly(),
+                    settings.pageBytes());
+            BytesInputCompressor zstd = codecs.getCompressor(CompressionCodecName.ZSTD, settings.zstdLevel());
+            CLEANER.register(this, codecs::release);
+            return zstd;
         }
 
         /** The Parquet schema every part of this factory has. */
@@ -266,6 +282,19 @@ public final class PartWriter<T extends IndexedRecord> implements Closeable {
      * released buffer for reuse ({@link OffHeapPages#UNPOOLED}), for an A/B of the pool.
      */
     public static final String PAGE_POOL = "dumpstream.pagePool";
+    /**
+     * System property, read when a factory is built: {@code handwritten} has {@link SmallPartEncoder}
+     * write page headers, indexes and footers field by field (its Thrift compact encoder) instead of
+     * through parquet-java's structures and converter (the default, {@code parquet-java}); for an A/B.
+     */
+    public static final String PARQUET_META = "dumpstream.parquetMeta";
+    /**
+     * System property, read when a factory is built: {@code own} compresses ZSTD pages with
+     * {@link ZstdPageCompressor} instead of parquet-java's direct codec factory (the default,
+     * {@code parquet-java}); for an A/B.
+     */
+    public static final String ZSTD_PAGES = "dumpstream.zstdPages";
+    private static final java.lang.ref.Cleaner CLEANER = java.lang.ref.Cleaner.create();
     /** What a deferred row is counted at besides its binary values: its values array and boxed fields. */
     static final int DEFERRED_ROW_BYTES = 1024;
     /**
