@@ -2,11 +2,13 @@ package io.dumpstream.table;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.lang.ref.Cleaner;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.EnumSet;
 import java.util.List;
@@ -30,7 +32,14 @@ import org.apache.parquet.format.PageEncodingStats;
 import org.apache.parquet.format.PageType;
 import org.apache.parquet.format.RowGroup;
 import org.apache.parquet.format.Type;
+import org.apache.parquet.format.DataPageHeader;
 import org.apache.parquet.format.Util;
+import org.apache.parquet.format.PageHeader;
+import shaded.parquet.org.apache.thrift.TBase;
+import shaded.parquet.org.apache.thrift.TException;
+import shaded.parquet.org.apache.thrift.protocol.TCompactProtocol;
+import shaded.parquet.org.apache.thrift.transport.TIOStreamTransport;
+import shaded.parquet.org.apache.thrift.transport.TTransportException;
 import org.apache.parquet.format.converter.ParquetMetadataConverter;
 import org.apache.parquet.hadoop.ParquetFileWriter;
 import org.apache.parquet.hadoop.metadata.ParquetMetadata;
@@ -103,6 +112,8 @@ final class SmallPartEncoder {
     /** What parquet-java's page writer gives a page's offset index entry as its unencoded bytes without size statistics. */
     private final Optional<Long>[] unencodedBytes;
     private final Bytes bytes = new Bytes();
+    /** Thrift's compact protocol into {@link #bytes}, one for all the structures (as {@link Util}'s, without its per-call construction). */
+    private final TCompactProtocol protocol;
     private final CRC32 crc = new CRC32();
     private final byte[] scratch = new byte[64 << 10];
     private final Page page;
@@ -138,6 +149,11 @@ final class SmallPartEncoder {
             pathLists[i] = List.of(c.getPath());
             unencodedBytes[i] = SizeStatistics.noopBuilder(c.getPrimitiveType(), c.getMaxRepetitionLevel(),
                     c.getMaxDefinitionLevel()).build().getUnencodedByteArrayDataBytes();
+        }
+        try {
+            protocol = new TCompactProtocol(new TIOStreamTransport(bytes));
+        } catch (TTransportException e) {
+            throw new IllegalStateException(e);
         }
         formatCodec = CompressionCodec.valueOf(compressor.getCodecName().name());
         template = converter.toParquetMetadata(ParquetFileWriter.CURRENT_VERSION, new ParquetMetadata(
@@ -290,8 +306,7 @@ final class SmallPartEncoder {
                     org.apache.parquet.format.ColumnIndex index = chunk.built == null ? null
                             : ParquetMetadataConverter.toParquetColumnIndex(types[c], chunk.built);
                     if (index != null) {
-                        bytes.reset();
-                        Util.writeColumnIndex(index, bytes);
+                        serialise(index);
                         chunk.indexOffset = out.getPos();
                         chunk.indexLength = bytes.size();
                         bytes.writeTo(out);
@@ -309,8 +324,7 @@ final class SmallPartEncoder {
                 Chunk chunk = chunks[c];
                 chunk.offsetIndexOffset = out.getPos();
                 if (parquetJava) {
-                    bytes.reset();
-                    Util.writeOffsetIndex(ParquetMetadataConverter.toParquetOffsetIndex(offsetIndexOf(chunk, c)), bytes);
+                    serialise(ParquetMetadataConverter.toParquetOffsetIndex(offsetIndexOf(chunk, c)));
                     chunk.offsetIndexLength = bytes.size();
                     bytes.writeTo(out);
                 } else {
@@ -321,8 +335,7 @@ final class SmallPartEncoder {
             }
             int length;
             if (parquetJava) {
-                bytes.reset();
-                Util.writeFileMetaData(fileMetaData(rows.size(), chunks, groupStart, totalUncompressed, totalCompressed), bytes);
+                serialise(fileMetaData(rows.size(), chunks, groupStart, totalUncompressed, totalCompressed));
                 length = bytes.size();
                 bytes.writeTo(out);
             } else {
@@ -472,9 +485,12 @@ final class SmallPartEncoder {
         long offset = out.getPos();
         int header;
         if (parquetJava) {
-            bytes.reset();
-            converter.writeDataPageV1Header(uncompressed, compressedSize, entries, repetitionEncodings[c],
-                    definitionEncodings[c], Encoding.PLAIN, (int) crc.getValue(), bytes);
+            // as parquet-java's converter makes a data page v1 header (statistics no longer go into page headers)
+            PageHeader h = new PageHeader(PageType.DATA_PAGE, uncompressed, compressedSize);
+            h.setCrc((int) crc.getValue());
+            h.setData_page_header(new DataPageHeader(entries, org.apache.parquet.format.Encoding.PLAIN,
+                    converter.getEncoding(definitionEncodings[c]), converter.getEncoding(repetitionEncodings[c])));
+            serialise(h);
             header = bytes.size();
             bytes.writeTo(out);
         } else {
@@ -590,6 +606,17 @@ final class SmallPartEncoder {
         }
     }
 
+    /** {@code s} in Thrift's compact protocol into {@link #bytes} (emptied first). */
+    private void serialise(TBase<?, ?> s) throws IOException {
+        bytes.reset();
+        protocol.reset();
+        try {
+            s.write(protocol);
+        } catch (TException e) {
+            throw new IOException("cannot serialise " + s.getClass().getSimpleName(), e);
+        }
+    }
+
     /** The chunk's pages as parquet-java's page writer gives them to its offset index builder. */
     private org.apache.parquet.internal.column.columnindex.OffsetIndex offsetIndexOf(Chunk chunk, int c) {
         OffsetIndexBuilder b = OffsetIndexBuilder.getBuilder();
@@ -632,10 +659,42 @@ final class SmallPartEncoder {
                 .setColumn_orders(t.getColumn_orders());
     }
 
-    /** A reused buffer a Thrift structure is serialised into before it goes to the file in one write. */
-    private static final class Bytes extends ByteArrayOutputStream {
-        Bytes() {
-            super(1024);
+    /**
+     * A reused buffer a Thrift structure is serialised into before it goes to the file in one write.
+     * Not a {@link ByteArrayOutputStream}: Thrift's compact protocol writes a byte at a time, and
+     * that stream's writes are synchronized.
+     */
+    private static final class Bytes extends OutputStream {
+        private byte[] buf = new byte[1024];
+        private int size;
+
+        void reset() {
+            size = 0;
+        }
+
+        int size() {
+            return size;
+        }
+
+        @Override
+        public void write(int b) {
+            if (size == buf.length) {
+                buf = Arrays.copyOf(buf, size * 2);
+            }
+            buf[size++] = (byte) b;
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) {
+            if (size + len > buf.length) {
+                buf = Arrays.copyOf(buf, Math.max(buf.length * 2, size + len));
+            }
+            System.arraycopy(b, off, buf, size, len);
+            size += len;
+        }
+
+        void writeTo(OutputStream out) throws IOException {
+            out.write(buf, 0, size);
         }
     }
 
