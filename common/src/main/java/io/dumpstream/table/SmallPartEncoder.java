@@ -2,50 +2,26 @@ package io.dumpstream.table;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.lang.ref.Cleaner;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.Collections;
-import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.zip.CRC32;
 import org.apache.avro.util.Utf8;
 import org.apache.parquet.Version;
 import org.apache.parquet.bytes.BytesInput;
 import org.apache.parquet.column.ColumnDescriptor;
-import org.apache.parquet.column.Encoding;
-import org.apache.parquet.column.statistics.SizeStatistics;
 import org.apache.parquet.column.statistics.Statistics;
 import org.apache.parquet.compression.CompressionCodecFactory.BytesInputCompressor;
-import org.apache.parquet.format.ColumnChunk;
-import org.apache.parquet.format.ColumnMetaData;
-import org.apache.parquet.format.CompressionCodec;
-import org.apache.parquet.format.FileMetaData;
-import org.apache.parquet.format.PageEncodingStats;
-import org.apache.parquet.format.PageType;
-import org.apache.parquet.format.RowGroup;
-import org.apache.parquet.format.Type;
-import org.apache.parquet.format.DataPageHeader;
 import org.apache.parquet.format.Util;
-import org.apache.parquet.format.PageHeader;
-import shaded.parquet.org.apache.thrift.TBase;
-import shaded.parquet.org.apache.thrift.TException;
-import shaded.parquet.org.apache.thrift.protocol.TCompactProtocol;
-import shaded.parquet.org.apache.thrift.transport.TIOStreamTransport;
-import shaded.parquet.org.apache.thrift.transport.TTransportException;
 import org.apache.parquet.format.converter.ParquetMetadataConverter;
 import org.apache.parquet.hadoop.ParquetFileWriter;
 import org.apache.parquet.hadoop.metadata.ParquetMetadata;
 import org.apache.parquet.internal.column.columnindex.ColumnIndex;
 import org.apache.parquet.internal.column.columnindex.ColumnIndexBuilder;
-import org.apache.parquet.internal.column.columnindex.OffsetIndexBuilder;
 import org.apache.parquet.io.PositionOutputStream;
 import org.apache.parquet.io.api.Binary;
 import org.apache.parquet.schema.MessageType;
@@ -67,6 +43,14 @@ import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName;
  *
  * <p>Page boundaries fall at row boundaries, a page closing once it holds about a page size (as
  * parquet-java's 10% tolerance); they need not fall where parquet-java's size checks would put them.
+ *
+ * <p>Why the headers, indexes and footer are written by hand: the same structures built as
+ * parquet-java's objects (its converter's page header, {@code toParquetColumnIndex},
+ * {@code toParquetOffsetIndex}, {@code toParquetStatistics}, a cached {@code FileMetaData} template)
+ * and serialised by its Thrift classes wrote the same bytes but cost 13% more CPU per part (about
+ * 45 us of a 4 x 48 KiB part; A/B of 2026-12-07, BENCHMARKS.md "Parquet metadata on parquet-java
+ * (issue 34)"). That arm is in the history at commit 92b656a. {@code SmallPartReadByParquetJavaTest}
+ * reads these files with parquet-java's own reader.
  *
  * <p>Not thread-safe: one per {@link PartWriter.Factory}, like its compressor.
  */
@@ -96,68 +80,16 @@ final class SmallPartEncoder {
     private final byte[] footerTail;
 
     private final ThriftCompact thrift = new ThriftCompact();
-
-    /** Page headers, indexes and footer by parquet-java's structures (false: field by field, {@link ThriftCompact}). */
-    private final boolean parquetJava;
-    private final ParquetMetadataConverter converter;
-    private final int statisticsTruncateLength;
-    /** The footer of every part but for its row count and row group: schema, key-value metadata, created-by, column orders. */
-    private final FileMetaData template;
-    private final Type[] formatTypes;
-    private final List<org.apache.parquet.format.Encoding>[] formatEncodings;
-    private final List<String>[] pathLists;
-    private final CompressionCodec formatCodec;
-    private final Encoding[] definitionEncodings;
-    private final Encoding[] repetitionEncodings;
-    /** What parquet-java's page writer gives a page's offset index entry as its unencoded bytes without size statistics. */
-    private final Optional<Long>[] unencodedBytes;
-    private final Bytes bytes = new Bytes();
-    /** Thrift's compact protocol into {@link #bytes}, one for all the structures (as {@link Util}'s, without its per-call construction). */
-    private final TCompactProtocol protocol;
     private final CRC32 crc = new CRC32();
     private final byte[] scratch = new byte[64 << 10];
     private final Page page;
 
-    @SuppressWarnings("unchecked")
     SmallPartEncoder(MessageType schema, PartWriter.Field[] fields, ColumnDescriptor[] columns, Set<String> binaryColumns,
-                     Map<String, String> metadata, int pageBytes, int truncateLength, int statisticsTruncateLength,
-                     BytesInputCompressor compressor, OffHeapPages memory, boolean parquetJava) {
+                     Map<String, String> metadata, int pageBytes, int truncateLength, BytesInputCompressor compressor,
+                     OffHeapPages memory) {
         this.page = new Page(memory);
         this.fields = fields;
-        this.parquetJava = parquetJava;
-        this.statisticsTruncateLength = statisticsTruncateLength;
-        converter = new ParquetMetadataConverter(statisticsTruncateLength);
         int n = columns.length;
-        formatTypes = new Type[n];
-        formatEncodings = new List[n];
-        pathLists = new List[n];
-        definitionEncodings = new Encoding[n];
-        repetitionEncodings = new Encoding[n];
-        unencodedBytes = new Optional[n];
-        for (int i = 0; i < n; i++) {
-            ColumnDescriptor c = columns[i];
-            formatTypes[i] = formatType(c.getPrimitiveType().getPrimitiveTypeName());
-            // as parquet-java's page writer: RLE levels where a column has them, else BIT_PACKED (nothing written)
-            definitionEncodings[i] = c.getMaxDefinitionLevel() > 0 ? Encoding.RLE : Encoding.BIT_PACKED;
-            repetitionEncodings[i] = c.getMaxRepetitionLevel() > 0 ? Encoding.RLE : Encoding.BIT_PACKED;
-            List<org.apache.parquet.format.Encoding> used = new ArrayList<>();
-            for (Encoding e : EnumSet.of(Encoding.PLAIN, definitionEncodings[i], repetitionEncodings[i])) {
-                used.add(converter.getEncoding(e));
-            }
-            Collections.sort(used);
-            formatEncodings[i] = List.copyOf(used);
-            pathLists[i] = List.of(c.getPath());
-            unencodedBytes[i] = SizeStatistics.noopBuilder(c.getPrimitiveType(), c.getMaxRepetitionLevel(),
-                    c.getMaxDefinitionLevel()).build().getUnencodedByteArrayDataBytes();
-        }
-        try {
-            protocol = new TCompactProtocol(new TIOStreamTransport(bytes));
-        } catch (TTransportException e) {
-            throw new IllegalStateException(e);
-        }
-        formatCodec = CompressionCodec.valueOf(compressor.getCodecName().name());
-        template = converter.toParquetMetadata(ParquetFileWriter.CURRENT_VERSION, new ParquetMetadata(
-                new org.apache.parquet.hadoop.metadata.FileMetaData(schema, metadata, Version.FULL_VERSION), List.of()));
         types = new PrimitiveType[n];
         typeIds = new int[n];
         stats = new boolean[n];
@@ -187,19 +119,6 @@ final class SmallPartEncoder {
         footerTail = split[1];
         Page p = page;
         CLEANER.register(this, p::free);
-    }
-
-    /** parquet.thrift's type of a column of primitive type {@code t}. */
-    private static Type formatType(PrimitiveTypeName t) {
-        return switch (t) {
-            case BOOLEAN -> Type.BOOLEAN;
-            case INT32 -> Type.INT32;
-            case INT64 -> Type.INT64;
-            case FLOAT -> Type.FLOAT;
-            case DOUBLE -> Type.DOUBLE;
-            case BINARY -> Type.BYTE_ARRAY;
-            default -> throw new IllegalArgumentException("type " + t + " is not written by the part writer");
-        };
     }
 
     private static int typeId(PrimitiveTypeName t) {
@@ -302,18 +221,7 @@ final class SmallPartEncoder {
             for (int c = 0; c < fields.length; c++) {
                 Chunk chunk = chunks[c];
                 chunk.built = chunk.index == null ? null : chunk.index.build();
-                if (parquetJava) {
-                    org.apache.parquet.format.ColumnIndex index = chunk.built == null ? null
-                            : ParquetMetadataConverter.toParquetColumnIndex(types[c], chunk.built);
-                    if (index != null) {
-                        serialise(index);
-                        chunk.indexOffset = out.getPos();
-                        chunk.indexLength = bytes.size();
-                        bytes.writeTo(out);
-                    } else {
-                        chunk.built = null;
-                    }
-                } else if (chunk.built != null) {
+                if (chunk.built != null) {
                     chunk.indexOffset = out.getPos();
                     columnIndex(chunk.built);
                     chunk.indexLength = thrift.size();
@@ -323,26 +231,13 @@ final class SmallPartEncoder {
             for (int c = 0; c < fields.length; c++) {
                 Chunk chunk = chunks[c];
                 chunk.offsetIndexOffset = out.getPos();
-                if (parquetJava) {
-                    serialise(ParquetMetadataConverter.toParquetOffsetIndex(offsetIndexOf(chunk, c)));
-                    chunk.offsetIndexLength = bytes.size();
-                    bytes.writeTo(out);
-                } else {
-                    offsetIndex(chunk, typeIds[c] == 6);
-                    chunk.offsetIndexLength = thrift.size();
-                    out.write(thrift.array(), 0, thrift.size());
-                }
+                offsetIndex(chunk, typeIds[c] == 6);
+                chunk.offsetIndexLength = thrift.size();
+                out.write(thrift.array(), 0, thrift.size());
             }
-            int length;
-            if (parquetJava) {
-                serialise(fileMetaData(rows.size(), chunks, groupStart, totalUncompressed, totalCompressed));
-                length = bytes.size();
-                bytes.writeTo(out);
-            } else {
-                footer(rows.size(), chunks, groupStart, totalUncompressed, totalCompressed);
-                length = thrift.size();
-                out.write(thrift.array(), 0, length);
-            }
+            footer(rows.size(), chunks, groupStart, totalUncompressed, totalCompressed);
+            int length = thrift.size();
+            out.write(thrift.array(), 0, length);
             out.write(length & 0xFF);
             out.write(length >>> 8 & 0xFF);
             out.write(length >>> 16 & 0xFF);
@@ -482,33 +377,6 @@ final class SmallPartEncoder {
         int compressedSize = compressed.remaining();
         crc.reset();
         crc.update(compressed.duplicate());
-        long offset = out.getPos();
-        int header;
-        if (parquetJava) {
-            // as parquet-java's converter makes a data page v1 header (statistics no longer go into page headers)
-            PageHeader h = new PageHeader(PageType.DATA_PAGE, uncompressed, compressedSize);
-            h.setCrc((int) crc.getValue());
-            h.setData_page_header(new DataPageHeader(entries, org.apache.parquet.format.Encoding.PLAIN,
-                    converter.getEncoding(definitionEncodings[c]), converter.getEncoding(repetitionEncodings[c])));
-            serialise(h);
-            header = bytes.size();
-            bytes.writeTo(out);
-        } else {
-            header = handwrittenHeader(out, f, uncompressed, compressedSize, entries);
-        }
-        writeBuffer(out, compressed);
-        chunk.page(offset, header + compressedSize, from);
-        chunk.values += entries;
-        chunk.uncompressed += header + uncompressed;
-        chunk.compressed += header + compressedSize;
-        if (pageStats != null) {
-            chunk.statistics.mergeStatistics(pageStats);
-            chunk.index.add(pageStats);
-        }
-    }
-
-    private int handwrittenHeader(PositionOutputStream out, PartWriter.Field f, int uncompressed, int compressedSize,
-                                  int entries) throws IOException {
         thrift.reset();
         thrift.beginStruct();
         thrift.i32(1, DATA_PAGE);
@@ -522,9 +390,18 @@ final class SmallPartEncoder {
         thrift.i32(4, f.array() ? RLE : BIT_PACKED);
         thrift.endStruct();
         thrift.endStruct();
+        long offset = out.getPos();
         int header = thrift.size();
         out.write(thrift.array(), 0, header);
-        return header;
+        writeBuffer(out, compressed);
+        chunk.page(offset, header + compressedSize, from);
+        chunk.values += entries;
+        chunk.uncompressed += header + uncompressed;
+        chunk.compressed += header + compressedSize;
+        if (pageStats != null) {
+            chunk.statistics.mergeStatistics(pageStats);
+            chunk.index.add(pageStats);
+        }
     }
 
     private static int booleanBit(Page p, boolean v, int bits, int index, Statistics<?> s) {
@@ -603,98 +480,6 @@ final class SmallPartEncoder {
             int n = Math.min(scratch.length, d.remaining());
             d.get(scratch, 0, n);
             out.write(scratch, 0, n);
-        }
-    }
-
-    /** {@code s} in Thrift's compact protocol into {@link #bytes} (emptied first). */
-    private void serialise(TBase<?, ?> s) throws IOException {
-        bytes.reset();
-        protocol.reset();
-        try {
-            s.write(protocol);
-        } catch (TException e) {
-            throw new IOException("cannot serialise " + s.getClass().getSimpleName(), e);
-        }
-    }
-
-    /** The chunk's pages as parquet-java's page writer gives them to its offset index builder. */
-    private org.apache.parquet.internal.column.columnindex.OffsetIndex offsetIndexOf(Chunk chunk, int c) {
-        OffsetIndexBuilder b = OffsetIndexBuilder.getBuilder();
-        for (int i = 0; i < chunk.pages; i++) {
-            b.add(chunk.pageOffsets[i], chunk.pageSizes[i], chunk.firstRows[i], unencodedBytes[c]);
-        }
-        return b.build();
-    }
-
-    /** The footer as parquet-java's converter makes it for this part's one row group, on the factory's template. */
-    private FileMetaData fileMetaData(long rows, Chunk[] chunks, long groupStart, long totalUncompressed, long totalCompressed) {
-        List<ColumnChunk> columns = new ArrayList<>(chunks.length);
-        for (int c = 0; c < chunks.length; c++) {
-            Chunk chunk = chunks[c];
-            ColumnMetaData m = new ColumnMetaData(formatTypes[c], formatEncodings[c], pathLists[c], formatCodec,
-                    chunk.values, chunk.uncompressed, chunk.compressed, chunk.dataOffset);
-            if (chunk.statistics != null && !chunk.statistics.isEmpty()) {
-                m.setStatistics(ParquetMetadataConverter.toParquetStatistics(chunk.statistics, statisticsTruncateLength));
-            }
-            m.setEncoding_stats(List.of(new PageEncodingStats(PageType.DATA_PAGE,
-                    org.apache.parquet.format.Encoding.PLAIN, chunk.pages)));
-            ColumnChunk column = new ColumnChunk(0); // no column metadata after the chunk's data, as parquet-java
-            column.setMeta_data(m);
-            if (chunk.built != null) {
-                column.setColumn_index_offset(chunk.indexOffset);
-                column.setColumn_index_length(chunk.indexLength);
-            }
-            column.setOffset_index_offset(chunk.offsetIndexOffset);
-            column.setOffset_index_length(chunk.offsetIndexLength);
-            columns.add(column);
-        }
-        RowGroup group = new RowGroup(columns, totalUncompressed, rows);
-        group.setFile_offset(groupStart);
-        group.setTotal_compressed_size(totalCompressed);
-        group.setOrdinal((short) 0);
-        FileMetaData t = template;
-        return new FileMetaData(t.getVersion(), t.getSchema(), rows, List.of(group))
-                .setKey_value_metadata(t.getKey_value_metadata())
-                .setCreated_by(t.getCreated_by())
-                .setColumn_orders(t.getColumn_orders());
-    }
-
-    /**
-     * A reused buffer a Thrift structure is serialised into before it goes to the file in one write.
-     * Not a {@link ByteArrayOutputStream}: Thrift's compact protocol writes a byte at a time, and
-     * that stream's writes are synchronized.
-     */
-    private static final class Bytes extends OutputStream {
-        private byte[] buf = new byte[1024];
-        private int size;
-
-        void reset() {
-            size = 0;
-        }
-
-        int size() {
-            return size;
-        }
-
-        @Override
-        public void write(int b) {
-            if (size == buf.length) {
-                buf = Arrays.copyOf(buf, size * 2);
-            }
-            buf[size++] = (byte) b;
-        }
-
-        @Override
-        public void write(byte[] b, int off, int len) {
-            if (size + len > buf.length) {
-                buf = Arrays.copyOf(buf, Math.max(buf.length * 2, size + len));
-            }
-            System.arraycopy(b, off, buf, size, len);
-            size += len;
-        }
-
-        void writeTo(OutputStream out) throws IOException {
-            out.write(buf, 0, size);
         }
     }
 

@@ -33,7 +33,7 @@ import java.util.Random;
  * java -XX:+UseParallelGC -cp $CP io.dumpstream.job.PartWriterBench 7 49152 4 2000   # 1 MiB dumps: 48 KiB records
  * java -XX:+UseParallelGC -cp $CP io.dumpstream.job.PartWriterBench 7 4194304 4 40   # 64 MiB dumps: 4 MiB records
  * # args: timed rounds, payload bytes per row, rows per part, parts per round [, old | lean: that writer only, e.g. under JFR]
- * java -XX:+UseParallelGC -cp $CP io.dumpstream.job.PartWriterBench 9 49152 4 2000 ab dumpstream.parquetMeta=handwritten,parquet-java
+ * java -XX:+UseParallelGC -cp $CP io.dumpstream.job.PartWriterBench 15 49152 4 3000 ab dumpstream.pagePool=true,false
  * # ab property=a,b: two lean writers, their factories built with the system property at a and at b, in turn
  * </pre>
  */
@@ -106,6 +106,14 @@ public final class PartWriterBench {
         if (writers.length < 2) {
             return;
         }
+        // each round's two runs are neighbours in time: their ratio cancels most of the machine's drift
+        double[] paired = new double[rounds];
+        for (int r = 0; r < rounds; r++) {
+            paired[r] = msPerMiB[1][r] / msPerMiB[0][r];
+        }
+        System.out.printf(Locale.ROOT, "  %s / %s round by round: CPU per MiB x%.2f (median), rounds %s%n", writers[1].name(),
+                writers[0].name(), median(paired), Arrays.toString(Arrays.stream(paired)
+                        .mapToObj(x -> String.format(Locale.ROOT, "%.2f", x)).toArray()));
         System.out.printf(Locale.ROOT, "  %s / %s: parts/s x%.2f, CPU per MiB x%.2f (medians of %d rounds after %d"
                         + " warm-up; load average now %.2f)%n", writers[1].name(), writers[0].name(),
                 median(partsPerSecond[1]) / median(partsPerSecond[0]),
