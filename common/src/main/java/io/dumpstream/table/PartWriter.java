@@ -133,7 +133,8 @@ public final class PartWriter<T extends IndexedRecord> implements Closeable {
             }
             encoder = settings.dictionary() || !encodeSmallParts ? null
                     : new SmallPartEncoder(parquetSchema, fields, columns, java.util.Set.copyOf(binary), metadata,
-                            settings.pageBytes(), props.getColumnIndexTruncateLength(), compressor, memory);
+                            settings.pageBytes(), props.getColumnIndexTruncateLength(), props.getStatisticsTruncateLength(),
+                            compressor, memory);
         }
 
         /**
