@@ -245,6 +245,30 @@ public final class OffHeapPages implements ByteBufferAllocator {
         return true;
     }
 
+    /**
+     * This memory as an allocator of direct buffers only, whatever their size and the limit
+     * ({@link #direct}): for a compressor's working buffers, which must be direct.
+     */
+    public ByteBufferAllocator directOnly() {
+        OffHeapPages memory = this;
+        return new ByteBufferAllocator() {
+            @Override
+            public ByteBuffer allocate(int size) {
+                return memory.direct(size);
+            }
+
+            @Override
+            public void release(ByteBuffer b) {
+                memory.release(b);
+            }
+
+            @Override
+            public boolean isDirect() {
+                return true;
+            }
+        };
+    }
+
     /** The direct memory the JDK allows ({@code -XX:MaxDirectMemorySize}, by default the heap's maximum). */
     static long maxDirectBytes() {
         HotSpotDiagnosticMXBean hs = ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class);

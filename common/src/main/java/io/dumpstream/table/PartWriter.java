@@ -37,8 +37,8 @@ import org.apache.parquet.schema.MessageType;
  * A lean Parquet writer for the job's flat table schemas (snapshots, dumps, rejects): one part
  * file, rows written straight into parquet-java's column writers. Everything a file does not own
  * is built once per {@link Factory}: the Parquet schema (from the Avro schema, as parquet-avro
- * derives it), the writer properties, the compressor (for ZSTD one native context for all pages,
- * {@link ZstdPageCompressor}) and the footer's key-value metadata (the Avro schema text, which
+ * derives it), the writer properties, the compressor (for ZSTD parquet-java's direct codec: one
+ * native context for all pages) and the footer's key-value metadata (the Avro schema text, which
  * {@code AvroParquetReader} reads back). A part therefore costs its
  * column writers, its pages and its footer, not a schema conversion, a write-support, a record
  * consumer, a Hadoop configuration and a codec factory each.
@@ -127,13 +127,29 @@ public final class PartWriter<T extends IndexedRecord> implements Closeable {
             rowGroupBytes = settings.rowGroupBytes();
             memory = "false".equals(System.getProperty(PAGE_POOL)) ? OffHeapPages.UNPOOLED : OffHeapPages.INSTANCE;
             if (settings.codec() == CompressionCodecName.ZSTD) {
-                compressor = new ZstdPageCompressor(settings.zstdLevel(), memory);
+                compressor = directZstd(settings, memory);
             } else {
                 compressor = new CodecFactory(new Configuration(false), settings.pageBytes()).getCompressor(settings.codec());
             }
             encoder = settings.dictionary() || !encodeSmallParts ? null
                     : new SmallPartEncoder(parquetSchema, fields, columns, java.util.Set.copyOf(binary), metadata,
-                            settings.pageBytes(), props.getColumnIndexTruncateLength(), compressor, memory);
+                            settings.pageBytes(), props.getColumnIndexTruncateLength(), props.getStatisticsTruncateLength(),
+                            compressor, memory);
+        }
+
+        /**
+         * parquet-java's direct ZSTD compressor: one native context for every page of the factory's
+         * parts (its heap codec opens a compressing stream, and so a native context, per page: 35 per
+         * small part), each page gathered and compressed in reused direct buffers from {@code memory}
+         * and checksummed where it lies. The context and buffers are freed with the factory (a sink's
+         * writer factory has no close).
+         */
+        private BytesInputCompressor directZstd(ParquetWriters.Settings settings, OffHeapPages memory) {
+            CodecFactory codecs = CodecFactory.createDirectCodecFactory(new Configuration(false), memory.directOnly(),
+                    settings.pageBytes());
+            BytesInputCompressor zstd = codecs.getCompressor(CompressionCodecName.ZSTD, settings.zstdLevel());
+            CLEANER.register(this, codecs::release);
+            return zstd;
         }
 
         /** The Parquet schema every part of this factory has. */
@@ -266,6 +282,7 @@ public final class PartWriter<T extends IndexedRecord> implements Closeable {
      * released buffer for reuse ({@link OffHeapPages#UNPOOLED}), for an A/B of the pool.
      */
     public static final String PAGE_POOL = "dumpstream.pagePool";
+    private static final java.lang.ref.Cleaner CLEANER = java.lang.ref.Cleaner.create();
     /** What a deferred row is counted at besides its binary values: its values array and boxed fields. */
     static final int DEFERRED_ROW_BYTES = 1024;
     /**

@@ -16,6 +16,19 @@ import org.apache.parquet.bytes.BytesInput;
 import org.apache.parquet.column.ColumnDescriptor;
 import org.apache.parquet.column.statistics.Statistics;
 import org.apache.parquet.compression.CompressionCodecFactory.BytesInputCompressor;
+import org.apache.parquet.format.BoundaryOrder;
+import org.apache.parquet.format.ColumnChunk;
+import org.apache.parquet.format.ColumnMetaData;
+import org.apache.parquet.format.DataPageHeader;
+import org.apache.parquet.format.Encoding;
+import org.apache.parquet.format.FileMetaData;
+import org.apache.parquet.format.OffsetIndex;
+import org.apache.parquet.format.PageEncodingStats;
+import org.apache.parquet.format.PageHeader;
+import org.apache.parquet.format.PageLocation;
+import org.apache.parquet.format.PageType;
+import org.apache.parquet.format.RowGroup;
+import org.apache.parquet.format.Type;
 import org.apache.parquet.format.Util;
 import org.apache.parquet.format.converter.ParquetMetadataConverter;
 import org.apache.parquet.hadoop.ParquetFileWriter;
@@ -35,27 +48,30 @@ import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName;
  * without building 35 column writers, page writers and index builders per part and a Thrift object
  * graph per page header, index and footer. Each column's pages are encoded into one reused direct
  * buffer and compressed with the factory's compressor; headers, indexes and the footer are written
- * field by field ({@link ThriftCompact}). What is the same in every part (the schema, the
- * key-value metadata with the Avro schema text, created-by, column orders) is serialised once, by
- * parquet-java's own converter. Min/max statistics and column indexes come from parquet-java's
- * {@link Statistics} and {@link ColumnIndexBuilder}, so their orders, NaN counts and truncation
- * are parquet-java's.
+ * field by field ({@link ThriftCompact}), their field ids and enum values taken from
+ * parquet-format-structures' generated classes ({@link Ids}). What is the same in every part (the
+ * schema, the key-value metadata with the Avro schema text, created-by, column orders) is
+ * serialised once, by parquet-java's own converter. Statistics and column indexes come from
+ * parquet-java's {@link Statistics}, {@link ColumnIndexBuilder} and its converter's
+ * {@code toParquetStatistics}, so their orders, size limit, NaN counts and truncation are
+ * parquet-java's.
  *
  * <p>Page boundaries fall at row boundaries, a page closing once it holds about a page size (as
  * parquet-java's 10% tolerance); they need not fall where parquet-java's size checks would put them.
+ *
+ * <p>Why the headers, indexes and footer are encoded by hand: the same structures built as
+ * parquet-java's objects (its converter's page header, {@code toParquetColumnIndex},
+ * {@code toParquetOffsetIndex}, a cached {@code FileMetaData} template) and serialised by its
+ * Thrift classes wrote the same bytes but cost 13% more CPU per part (about 45 us of a 4 x 48 KiB
+ * part; A/B of 2026-12-07, BENCHMARKS.md "Parquet metadata on parquet-java (issue 34)"). That arm
+ * is in the history at commit 92b656a. {@code SmallPartReadByParquetJavaTest} reads these files
+ * with parquet-java's own reader.
  *
  * <p>Not thread-safe: one per {@link PartWriter.Factory}, like its compressor.
  */
 final class SmallPartEncoder {
     private static final Cleaner CLEANER = Cleaner.create();
     private static final byte[] MAGIC = "PAR1".getBytes(StandardCharsets.US_ASCII);
-    /** Thrift values of parquet.thrift enums used here. */
-    private static final int PLAIN = 0;
-    private static final int RLE = 3;
-    private static final int BIT_PACKED = 4;
-    private static final int DATA_PAGE = 0;
-    /** Statistics larger than this are not written (parquet-java's {@code ParquetMetadataConverter.MAX_STATS_SIZE}). */
-    private static final long MAX_STATS_SIZE = ParquetMetadataConverter.MAX_STATS_SIZE;
 
     private final PartWriter.Field[] fields;
     private final PrimitiveType[] types;
@@ -65,6 +81,7 @@ final class SmallPartEncoder {
     private final int[][] encodings;
     private final int pageThreshold;
     private final int truncateLength;
+    private final int statisticsTruncateLength;
     private final int codec;
     private final BytesInputCompressor compressor;
     /** The footer's FileMetaData up to its schema (fields 1-2), and after its row groups (fields 5-7 and the struct's end). */
@@ -77,8 +94,8 @@ final class SmallPartEncoder {
     private final Page page;
 
     SmallPartEncoder(MessageType schema, PartWriter.Field[] fields, ColumnDescriptor[] columns, Set<String> binaryColumns,
-                     Map<String, String> metadata, int pageBytes, int truncateLength, BytesInputCompressor compressor,
-                     OffHeapPages memory) {
+                     Map<String, String> metadata, int pageBytes, int truncateLength, int statisticsTruncateLength,
+                     BytesInputCompressor compressor, OffHeapPages memory) {
         this.page = new Page(memory);
         this.fields = fields;
         int n = columns.length;
@@ -99,11 +116,12 @@ final class SmallPartEncoder {
             }
             boolean rle = c.getMaxDefinitionLevel() > 0 || c.getMaxRepetitionLevel() > 0;
             boolean bitPacked = c.getMaxDefinitionLevel() == 0 || c.getMaxRepetitionLevel() == 0;
-            encodings[i] = rle && bitPacked ? new int[] {PLAIN, RLE, BIT_PACKED}
-                    : rle ? new int[] {PLAIN, RLE} : new int[] {PLAIN, BIT_PACKED};
+            encodings[i] = rle && bitPacked ? new int[] {Ids.PLAIN, Ids.RLE, Ids.BIT_PACKED}
+                    : rle ? new int[] {Ids.PLAIN, Ids.RLE} : new int[] {Ids.PLAIN, Ids.BIT_PACKED};
         }
         this.pageThreshold = pageBytes - pageBytes / 10;
         this.truncateLength = truncateLength;
+        this.statisticsTruncateLength = statisticsTruncateLength;
         this.compressor = compressor;
         this.codec = compressor.getCodecName().getParquetCompressionCodec().getValue();
         byte[][] split = footerTemplate(schema, metadata);
@@ -113,16 +131,18 @@ final class SmallPartEncoder {
         CLEANER.register(this, p::free);
     }
 
+    /** parquet.thrift's type of a column of primitive type {@code t}. */
     private static int typeId(PrimitiveTypeName t) {
-        return switch (t) {
-            case BOOLEAN -> 0;
-            case INT32 -> 1;
-            case INT64 -> 2;
-            case FLOAT -> 4;
-            case DOUBLE -> 5;
-            case BINARY -> 6;
+        Type type = switch (t) {
+            case BOOLEAN -> Type.BOOLEAN;
+            case INT32 -> Type.INT32;
+            case INT64 -> Type.INT64;
+            case FLOAT -> Type.FLOAT;
+            case DOUBLE -> Type.DOUBLE;
+            case BINARY -> Type.BYTE_ARRAY;
             default -> throw new IllegalArgumentException("type " + t + " is not written by the part writer");
         };
+        return type.getValue();
     }
 
     /**
@@ -223,7 +243,7 @@ final class SmallPartEncoder {
             for (int c = 0; c < fields.length; c++) {
                 Chunk chunk = chunks[c];
                 chunk.offsetIndexOffset = out.getPos();
-                offsetIndex(chunk, typeIds[c] == 6);
+                offsetIndex(chunk, typeIds[c] == Type.BYTE_ARRAY.getValue());
                 chunk.offsetIndexLength = thrift.size();
                 out.write(thrift.array(), 0, thrift.size());
             }
@@ -369,17 +389,18 @@ final class SmallPartEncoder {
         int compressedSize = compressed.remaining();
         crc.reset();
         crc.update(compressed.duplicate());
+        // a data page v1 header as parquet-java's converter makes it (statistics no longer go into page headers)
         thrift.reset();
         thrift.beginStruct();
-        thrift.i32(1, DATA_PAGE);
-        thrift.i32(2, uncompressed);
-        thrift.i32(3, compressedSize);
-        thrift.i32(4, (int) crc.getValue());
-        thrift.beginStruct(5);
-        thrift.i32(1, entries);
-        thrift.i32(2, PLAIN);
-        thrift.i32(3, f.maxDefinition() > 0 ? RLE : BIT_PACKED);
-        thrift.i32(4, f.array() ? RLE : BIT_PACKED);
+        thrift.i32(Ids.PAGE_TYPE, Ids.DATA_PAGE);
+        thrift.i32(Ids.PAGE_UNCOMPRESSED_SIZE, uncompressed);
+        thrift.i32(Ids.PAGE_COMPRESSED_SIZE, compressedSize);
+        thrift.i32(Ids.PAGE_CRC, (int) crc.getValue());
+        thrift.beginStruct(Ids.PAGE_DATA_PAGE_HEADER);
+        thrift.i32(Ids.DATA_NUM_VALUES, entries);
+        thrift.i32(Ids.DATA_ENCODING, Ids.PLAIN);
+        thrift.i32(Ids.DATA_DEFINITION_LEVEL_ENCODING, f.maxDefinition() > 0 ? Ids.RLE : Ids.BIT_PACKED);
+        thrift.i32(Ids.DATA_REPETITION_LEVEL_ENCODING, f.array() ? Ids.RLE : Ids.BIT_PACKED);
         thrift.endStruct();
         thrift.endStruct();
         long offset = out.getPos();
@@ -480,35 +501,31 @@ final class SmallPartEncoder {
         t.reset();
         t.beginStruct();
         List<Boolean> nullPages = index.getNullPages();
-        t.list(1, ThriftCompact.TRUE, nullPages.size());
+        t.list(Ids.INDEX_NULL_PAGES, ThriftCompact.TRUE, nullPages.size());
         for (Boolean b : nullPages) {
             t.boolValue(b);
         }
         List<ByteBuffer> min = index.getMinValues();
-        t.list(2, ThriftCompact.BINARY, min.size());
+        t.list(Ids.INDEX_MIN_VALUES, ThriftCompact.BINARY, min.size());
         for (ByteBuffer b : min) {
             t.binaryValue(b);
         }
         List<ByteBuffer> max = index.getMaxValues();
-        t.list(3, ThriftCompact.BINARY, max.size());
+        t.list(Ids.INDEX_MAX_VALUES, ThriftCompact.BINARY, max.size());
         for (ByteBuffer b : max) {
             t.binaryValue(b);
         }
-        t.i32(4, switch (index.getBoundaryOrder()) {
-            case UNORDERED -> 0;
-            case ASCENDING -> 1;
-            case DESCENDING -> 2;
-        });
+        t.i32(Ids.INDEX_BOUNDARY_ORDER, BoundaryOrder.valueOf(index.getBoundaryOrder().name()).getValue());
         List<Long> nulls = index.getNullCounts();
         if (nulls != null) {
-            t.list(5, ThriftCompact.I64, nulls.size());
+            t.list(Ids.INDEX_NULL_COUNTS, ThriftCompact.I64, nulls.size());
             for (Long n : nulls) {
                 t.intValue(n);
             }
         }
         List<Long> nans = index.getNanCounts();
         if (nans != null && !nans.isEmpty()) {
-            t.list(8, ThriftCompact.I64, nans.size());
+            t.list(Ids.INDEX_NAN_COUNTS, ThriftCompact.I64, nans.size());
             for (Long n : nans) {
                 t.intValue(n);
             }
@@ -520,17 +537,17 @@ final class SmallPartEncoder {
         ThriftCompact t = thrift;
         t.reset();
         t.beginStruct();
-        t.list(1, ThriftCompact.STRUCT, chunk.pages);
+        t.list(Ids.OFFSETS_PAGE_LOCATIONS, ThriftCompact.STRUCT, chunk.pages);
         for (int i = 0; i < chunk.pages; i++) {
             t.beginStruct();
-            t.i64(1, chunk.pageOffsets[i]);
-            t.i32(2, chunk.pageSizes[i]);
-            t.i64(3, chunk.firstRows[i]);
+            t.i64(Ids.LOCATION_OFFSET, chunk.pageOffsets[i]);
+            t.i32(Ids.LOCATION_COMPRESSED_PAGE_SIZE, chunk.pageSizes[i]);
+            t.i64(Ids.LOCATION_FIRST_ROW_INDEX, chunk.firstRows[i]);
             t.endStruct();
         }
         if (byteArray) {
             // parquet-java writes a count per page, 0 without size statistics
-            t.list(2, ThriftCompact.I64, chunk.pages);
+            t.list(Ids.OFFSETS_UNENCODED_BYTE_ARRAY_DATA_BYTES, ThriftCompact.I64, chunk.pages);
             for (int i = 0; i < chunk.pages; i++) {
                 t.intValue(0);
             }
@@ -542,84 +559,171 @@ final class SmallPartEncoder {
         ThriftCompact t = thrift;
         t.reset();
         t.raw(footerHead);
-        t.resume(2);
-        t.i64(3, rows);
-        t.list(4, ThriftCompact.STRUCT, 1);
+        t.resume(Ids.FILE_SCHEMA);
+        t.i64(Ids.FILE_NUM_ROWS, rows);
+        t.list(Ids.FILE_ROW_GROUPS, ThriftCompact.STRUCT, 1);
         t.beginStruct();
-        t.list(1, ThriftCompact.STRUCT, chunks.length);
+        t.list(Ids.GROUP_COLUMNS, ThriftCompact.STRUCT, chunks.length);
         for (int c = 0; c < chunks.length; c++) {
             Chunk chunk = chunks[c];
             t.beginStruct();
-            t.i64(2, 0);
-            t.beginStruct(3);
-            t.i32(1, typeIds[c]);
-            t.list(2, ThriftCompact.I32, encodings[c].length);
+            t.i64(Ids.CHUNK_FILE_OFFSET, 0); // no column metadata after the chunk's data, as parquet-java
+            t.beginStruct(Ids.CHUNK_META_DATA);
+            t.i32(Ids.META_TYPE, typeIds[c]);
+            t.list(Ids.META_ENCODINGS, ThriftCompact.I32, encodings[c].length);
             for (int e : encodings[c]) {
                 t.intValue(e);
             }
-            t.list(3, ThriftCompact.BINARY, paths[c].length);
+            t.list(Ids.META_PATH_IN_SCHEMA, ThriftCompact.BINARY, paths[c].length);
             for (byte[] p : paths[c]) {
                 t.binaryValue(p);
             }
-            t.i32(4, codec);
-            t.i64(5, chunk.values);
-            t.i64(6, chunk.uncompressed);
-            t.i64(7, chunk.compressed);
-            t.i64(9, chunk.dataOffset);
+            t.i32(Ids.META_CODEC, codec);
+            t.i64(Ids.META_NUM_VALUES, chunk.values);
+            t.i64(Ids.META_TOTAL_UNCOMPRESSED_SIZE, chunk.uncompressed);
+            t.i64(Ids.META_TOTAL_COMPRESSED_SIZE, chunk.compressed);
+            t.i64(Ids.META_DATA_PAGE_OFFSET, chunk.dataOffset);
             if (chunk.statistics != null && !chunk.statistics.isEmpty()) {
-                statistics(chunk.statistics, typeIds[c] != 6);
+                statistics(ParquetMetadataConverter.toParquetStatistics(chunk.statistics, statisticsTruncateLength));
             }
-            t.list(13, ThriftCompact.STRUCT, 1);
+            t.list(Ids.META_ENCODING_STATS, ThriftCompact.STRUCT, 1);
             t.beginStruct();
-            t.i32(1, DATA_PAGE);
-            t.i32(2, PLAIN);
-            t.i32(3, chunk.pages);
+            t.i32(Ids.STATS_PAGE_TYPE, Ids.DATA_PAGE);
+            t.i32(Ids.STATS_ENCODING, Ids.PLAIN);
+            t.i32(Ids.STATS_COUNT, chunk.pages);
             t.endStruct();
             t.endStruct();
-            t.i64(4, chunk.offsetIndexOffset);
-            t.i32(5, chunk.offsetIndexLength);
+            t.i64(Ids.CHUNK_OFFSET_INDEX_OFFSET, chunk.offsetIndexOffset);
+            t.i32(Ids.CHUNK_OFFSET_INDEX_LENGTH, chunk.offsetIndexLength);
             if (chunk.built != null) {
-                t.i64(6, chunk.indexOffset);
-                t.i32(7, chunk.indexLength);
+                t.i64(Ids.CHUNK_COLUMN_INDEX_OFFSET, chunk.indexOffset);
+                t.i32(Ids.CHUNK_COLUMN_INDEX_LENGTH, chunk.indexLength);
             }
             t.endStruct();
         }
-        t.i64(2, totalUncompressed);
-        t.i64(3, rows);
-        t.i64(5, groupStart);
-        t.i64(6, totalCompressed);
-        t.i16(7, 0);
+        t.i64(Ids.GROUP_TOTAL_BYTE_SIZE, totalUncompressed);
+        t.i64(Ids.GROUP_NUM_ROWS, rows);
+        t.i64(Ids.GROUP_FILE_OFFSET, groupStart);
+        t.i64(Ids.GROUP_TOTAL_COMPRESSED_SIZE, totalCompressed);
+        t.i16(Ids.GROUP_ORDINAL, 0);
         t.endStruct();
         t.raw(footerTail);
     }
 
-    /** As parquet-java's {@code ParquetMetadataConverter.toParquetStatistics} without truncation. */
-    private void statistics(Statistics<?> s, boolean signed) {
+    /**
+     * A column chunk's statistics as parquet-java's converter makes them (what it leaves out past its
+     * size limit, min and max only where the type's order is signed or they are equal, NaN counts),
+     * written field by field.
+     */
+    private void statistics(org.apache.parquet.format.Statistics s) {
         ThriftCompact t = thrift;
-        t.beginStruct(12);
-        if (s.isSmallerThan(MAX_STATS_SIZE)) {
-            byte[] min = null;
-            byte[] max = null;
-            boolean equal = false;
-            if (s.hasNonNullValue()) {
-                min = s.getMinBytes();
-                max = s.getMaxBytes();
-                equal = java.util.Arrays.equals(min, max);
-                if (signed || equal) {
-                    t.binary(1, max);
-                    t.binary(2, min);
-                }
-            }
-            t.i64(3, s.getNumNulls());
-            if (min != null) {
-                t.binary(5, max);
-                t.binary(6, min);
-            }
-            if (s.isNanCountSet()) {
-                t.i64(9, s.getNanCount());
-            }
+        t.beginStruct(Ids.META_STATISTICS);
+        if (s.isSetMax()) {
+            t.binary(Ids.STATISTICS_MAX, s.getMax());
+        }
+        if (s.isSetMin()) {
+            t.binary(Ids.STATISTICS_MIN, s.getMin());
+        }
+        if (s.isSetNull_count()) {
+            t.i64(Ids.STATISTICS_NULL_COUNT, s.getNull_count());
+        }
+        if (s.isSetDistinct_count()) {
+            t.i64(Ids.STATISTICS_DISTINCT_COUNT, s.getDistinct_count());
+        }
+        if (s.isSetMax_value()) {
+            t.binary(Ids.STATISTICS_MAX_VALUE, s.getMax_value());
+        }
+        if (s.isSetMin_value()) {
+            t.binary(Ids.STATISTICS_MIN_VALUE, s.getMin_value());
+        }
+        if (s.isSetIs_max_value_exact()) {
+            t.bool(Ids.STATISTICS_IS_MAX_VALUE_EXACT, s.isIs_max_value_exact());
+        }
+        if (s.isSetIs_min_value_exact()) {
+            t.bool(Ids.STATISTICS_IS_MIN_VALUE_EXACT, s.isIs_min_value_exact());
+        }
+        if (s.isSetNan_count()) {
+            t.i64(Ids.STATISTICS_NAN_COUNT, s.getNan_count());
         }
         t.endStruct();
+    }
+
+    /**
+     * parquet.thrift's field ids and enum values this encoder writes, from parquet-format-structures'
+     * generated classes (ids in increasing order within a struct, as {@link ThriftCompact} needs).
+     */
+    private static final class Ids {
+        static final int PAGE_TYPE = PageHeader._Fields.TYPE.getThriftFieldId();
+        static final int PAGE_UNCOMPRESSED_SIZE = PageHeader._Fields.UNCOMPRESSED_PAGE_SIZE.getThriftFieldId();
+        static final int PAGE_COMPRESSED_SIZE = PageHeader._Fields.COMPRESSED_PAGE_SIZE.getThriftFieldId();
+        static final int PAGE_CRC = PageHeader._Fields.CRC.getThriftFieldId();
+        static final int PAGE_DATA_PAGE_HEADER = PageHeader._Fields.DATA_PAGE_HEADER.getThriftFieldId();
+        static final int DATA_NUM_VALUES = DataPageHeader._Fields.NUM_VALUES.getThriftFieldId();
+        static final int DATA_ENCODING = DataPageHeader._Fields.ENCODING.getThriftFieldId();
+        static final int DATA_DEFINITION_LEVEL_ENCODING = DataPageHeader._Fields.DEFINITION_LEVEL_ENCODING.getThriftFieldId();
+        static final int DATA_REPETITION_LEVEL_ENCODING = DataPageHeader._Fields.REPETITION_LEVEL_ENCODING.getThriftFieldId();
+
+        static final int INDEX_NULL_PAGES = org.apache.parquet.format.ColumnIndex._Fields.NULL_PAGES.getThriftFieldId();
+        static final int INDEX_MIN_VALUES = org.apache.parquet.format.ColumnIndex._Fields.MIN_VALUES.getThriftFieldId();
+        static final int INDEX_MAX_VALUES = org.apache.parquet.format.ColumnIndex._Fields.MAX_VALUES.getThriftFieldId();
+        static final int INDEX_BOUNDARY_ORDER = org.apache.parquet.format.ColumnIndex._Fields.BOUNDARY_ORDER.getThriftFieldId();
+        static final int INDEX_NULL_COUNTS = org.apache.parquet.format.ColumnIndex._Fields.NULL_COUNTS.getThriftFieldId();
+        static final int INDEX_NAN_COUNTS = org.apache.parquet.format.ColumnIndex._Fields.NAN_COUNTS.getThriftFieldId();
+
+        static final int OFFSETS_PAGE_LOCATIONS = OffsetIndex._Fields.PAGE_LOCATIONS.getThriftFieldId();
+        static final int OFFSETS_UNENCODED_BYTE_ARRAY_DATA_BYTES =
+                OffsetIndex._Fields.UNENCODED_BYTE_ARRAY_DATA_BYTES.getThriftFieldId();
+        static final int LOCATION_OFFSET = PageLocation._Fields.OFFSET.getThriftFieldId();
+        static final int LOCATION_COMPRESSED_PAGE_SIZE = PageLocation._Fields.COMPRESSED_PAGE_SIZE.getThriftFieldId();
+        static final int LOCATION_FIRST_ROW_INDEX = PageLocation._Fields.FIRST_ROW_INDEX.getThriftFieldId();
+
+        static final int FILE_SCHEMA = FileMetaData._Fields.SCHEMA.getThriftFieldId();
+        static final int FILE_NUM_ROWS = FileMetaData._Fields.NUM_ROWS.getThriftFieldId();
+        static final int FILE_ROW_GROUPS = FileMetaData._Fields.ROW_GROUPS.getThriftFieldId();
+        static final int GROUP_COLUMNS = RowGroup._Fields.COLUMNS.getThriftFieldId();
+        static final int GROUP_TOTAL_BYTE_SIZE = RowGroup._Fields.TOTAL_BYTE_SIZE.getThriftFieldId();
+        static final int GROUP_NUM_ROWS = RowGroup._Fields.NUM_ROWS.getThriftFieldId();
+        static final int GROUP_FILE_OFFSET = RowGroup._Fields.FILE_OFFSET.getThriftFieldId();
+        static final int GROUP_TOTAL_COMPRESSED_SIZE = RowGroup._Fields.TOTAL_COMPRESSED_SIZE.getThriftFieldId();
+        static final int GROUP_ORDINAL = RowGroup._Fields.ORDINAL.getThriftFieldId();
+        static final int CHUNK_FILE_OFFSET = ColumnChunk._Fields.FILE_OFFSET.getThriftFieldId();
+        static final int CHUNK_META_DATA = ColumnChunk._Fields.META_DATA.getThriftFieldId();
+        static final int CHUNK_OFFSET_INDEX_OFFSET = ColumnChunk._Fields.OFFSET_INDEX_OFFSET.getThriftFieldId();
+        static final int CHUNK_OFFSET_INDEX_LENGTH = ColumnChunk._Fields.OFFSET_INDEX_LENGTH.getThriftFieldId();
+        static final int CHUNK_COLUMN_INDEX_OFFSET = ColumnChunk._Fields.COLUMN_INDEX_OFFSET.getThriftFieldId();
+        static final int CHUNK_COLUMN_INDEX_LENGTH = ColumnChunk._Fields.COLUMN_INDEX_LENGTH.getThriftFieldId();
+        static final int META_TYPE = ColumnMetaData._Fields.TYPE.getThriftFieldId();
+        static final int META_ENCODINGS = ColumnMetaData._Fields.ENCODINGS.getThriftFieldId();
+        static final int META_PATH_IN_SCHEMA = ColumnMetaData._Fields.PATH_IN_SCHEMA.getThriftFieldId();
+        static final int META_CODEC = ColumnMetaData._Fields.CODEC.getThriftFieldId();
+        static final int META_NUM_VALUES = ColumnMetaData._Fields.NUM_VALUES.getThriftFieldId();
+        static final int META_TOTAL_UNCOMPRESSED_SIZE = ColumnMetaData._Fields.TOTAL_UNCOMPRESSED_SIZE.getThriftFieldId();
+        static final int META_TOTAL_COMPRESSED_SIZE = ColumnMetaData._Fields.TOTAL_COMPRESSED_SIZE.getThriftFieldId();
+        static final int META_DATA_PAGE_OFFSET = ColumnMetaData._Fields.DATA_PAGE_OFFSET.getThriftFieldId();
+        static final int META_STATISTICS = ColumnMetaData._Fields.STATISTICS.getThriftFieldId();
+        static final int META_ENCODING_STATS = ColumnMetaData._Fields.ENCODING_STATS.getThriftFieldId();
+        static final int STATS_PAGE_TYPE = PageEncodingStats._Fields.PAGE_TYPE.getThriftFieldId();
+        static final int STATS_ENCODING = PageEncodingStats._Fields.ENCODING.getThriftFieldId();
+        static final int STATS_COUNT = PageEncodingStats._Fields.COUNT.getThriftFieldId();
+        static final int STATISTICS_MAX = org.apache.parquet.format.Statistics._Fields.MAX.getThriftFieldId();
+        static final int STATISTICS_MIN = org.apache.parquet.format.Statistics._Fields.MIN.getThriftFieldId();
+        static final int STATISTICS_NULL_COUNT = org.apache.parquet.format.Statistics._Fields.NULL_COUNT.getThriftFieldId();
+        static final int STATISTICS_DISTINCT_COUNT = org.apache.parquet.format.Statistics._Fields.DISTINCT_COUNT.getThriftFieldId();
+        static final int STATISTICS_MAX_VALUE = org.apache.parquet.format.Statistics._Fields.MAX_VALUE.getThriftFieldId();
+        static final int STATISTICS_MIN_VALUE = org.apache.parquet.format.Statistics._Fields.MIN_VALUE.getThriftFieldId();
+        static final int STATISTICS_IS_MAX_VALUE_EXACT =
+                org.apache.parquet.format.Statistics._Fields.IS_MAX_VALUE_EXACT.getThriftFieldId();
+        static final int STATISTICS_IS_MIN_VALUE_EXACT =
+                org.apache.parquet.format.Statistics._Fields.IS_MIN_VALUE_EXACT.getThriftFieldId();
+        static final int STATISTICS_NAN_COUNT = org.apache.parquet.format.Statistics._Fields.NAN_COUNT.getThriftFieldId();
+
+        static final int DATA_PAGE = PageType.DATA_PAGE.getValue();
+        static final int PLAIN = Encoding.PLAIN.getValue();
+        static final int RLE = Encoding.RLE.getValue();
+        static final int BIT_PACKED = Encoding.BIT_PACKED.getValue();
+
+        private Ids() {
+        }
     }
 
     /** The levels of one page section, run-length encoded (the RLE/bit-packing hybrid's RLE runs only). */

@@ -7,8 +7,10 @@ import java.util.Arrays;
  * Thrift's compact protocol, written into a growable byte array: the few constructs a Parquet
  * footer, page header and page index use (structs, i16/i32/i64, binary, booleans, lists). Parquet's
  * own thrift classes build an object graph and a protocol per header; {@link SmallPartEncoder}
- * writes its structs field by field here instead. Field ids are given in increasing order within a
- * struct (as the generated writers do), {@link #beginStruct()} and {@link #endStruct()} keep the
+ * writes its structs field by field here instead (2026-12-07: those cost 13% more CPU per small part,
+ * BENCHMARKS.md issue 34), with the field ids of parquet-format-structures'
+ * generated classes. Field ids are given in increasing order within a struct (as the generated
+ * writers do), {@link #beginStruct()} and {@link #endStruct()} keep the
  * last field id of enclosing structs.
  */
 final class ThriftCompact {
@@ -107,6 +109,10 @@ final class ThriftCompact {
     void i64(int id, long v) {
         field(id, I64);
         varint(zigzag(v));
+    }
+
+    void bool(int id, boolean v) {
+        field(id, v ? TRUE : FALSE);
     }
 
     void binary(int id, byte[] v) {

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import org.apache.parquet.bytes.ByteBufferAllocator;
 import org.junit.jupiter.api.Test;
 
 class OffHeapPagesTest {
@@ -32,6 +33,24 @@ class OffHeapPagesTest {
         assertFalse(small.isDirect());
         pages.release(small); // nothing to free: no error
         assertTrue(pages.allocate(OffHeapPages.MIN_DIRECT_BYTES).isDirect());
+    }
+
+    @Test
+    void directOnlyGivesDirectBuffersOfAnySizeAndPastTheLimitIntoThePool() {
+        long used = OffHeapPages.directBytesInUse();
+        OffHeapPages pages = new OffHeapPages(used, 1 << 20); // no room under the limit
+        ByteBufferAllocator direct = pages.directOnly();
+        assertTrue(direct.isDirect());
+        ByteBuffer small = direct.allocate(10);
+        assertTrue(small.isDirect(), "a compressor's buffer is direct however small");
+        assertEquals(0, small.position());
+        assertEquals(10, small.limit());
+        ByteBuffer large = direct.allocate(64 << 10);
+        assertTrue(large.isDirect(), "and past the limit");
+        direct.release(large);
+        assertEquals(64 << 10, pages.keptBytes(), "released into the pool");
+        assertSame(large, direct.allocate(60 << 10), "and reused from it");
+        direct.release(small);
     }
 
     @Test

@@ -22,7 +22,8 @@ import java.util.Random;
  * Part writing alone, the parquet-avro writer of before against the lean {@link PartWriter}: the
  * same snapshot rows (bf16 payloads of N(0,1) values, the job's sink settings: ZSTD, 64 KiB pages,
  * no dictionaries), each part through the sink's buffered stream into a stream that counts and
- * discards, one thread. The two run in turn, round after round, so they share the machine's load.
+ * discards, one thread. The two run in turn, round after round (every other round the second
+ * first), so they share the machine's load.
  * Per round: parts per second and CPU ms per MiB of payload (this thread's CPU time), bytes
  * allocated per part; medians of the timed rounds after warm-up rounds.
  *
@@ -32,6 +33,8 @@ import java.util.Random;
  * java -XX:+UseParallelGC -cp $CP io.dumpstream.job.PartWriterBench 7 49152 4 2000   # 1 MiB dumps: 48 KiB records
  * java -XX:+UseParallelGC -cp $CP io.dumpstream.job.PartWriterBench 7 4194304 4 40   # 64 MiB dumps: 4 MiB records
  * # args: timed rounds, payload bytes per row, rows per part, parts per round [, old | lean: that writer only, e.g. under JFR]
+ * java -XX:+UseParallelGC -cp $CP io.dumpstream.job.PartWriterBench 15 49152 4 3000 ab dumpstream.pagePool=true,false
+ * # ab property=a,b: two lean writers, their factories built with the system property at a and at b, in turn
  * </pre>
  */
 public final class PartWriterBench {
@@ -51,7 +54,8 @@ public final class PartWriterBench {
         List<TensorSnapshot> rows = rows(Math.min(64, rowsPerPart * 8), payload);
         String only = args.length > 4 ? args[4] : "both";
         Writer[] writers = only.equals("lean") ? new Writer[] {new Lean(settings)}
-                : only.equals("old") ? new Writer[] {new Old(settings)} : new Writer[] {new Old(settings), new Lean(settings)};
+                : only.equals("old") ? new Writer[] {new Old(settings)}
+                : only.equals("ab") ? ab(settings, args[5]) : new Writer[] {new Old(settings), new Lean(settings)};
         double[][] partsPerSecond = new double[2][rounds];
         double[][] msPerMiB = new double[2][rounds];
         double[][] allocPerPart = new double[2][rounds];
@@ -62,7 +66,9 @@ public final class PartWriterBench {
                 + " load average %.2f%n", payload, rowsPerPart, parts, settings.zstdLevel(), Runtime.getRuntime().availableProcessors(),
                 ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
         for (int round = -WARMUP; round < rounds; round++) {
-            for (int w = 0; w < writers.length; w++) {
+            for (int turn = 0; turn < writers.length; turn++) {
+                // every other round in the other order: neither writer always runs first (after the other's garbage)
+                int w = round % 2 == 0 ? turn : writers.length - 1 - turn;
                 Discard sink = new Discard();
                 long cpu0 = threads.getCurrentThreadCpuTime();
                 long alloc0 = threads.getThreadAllocatedBytes(self);
@@ -90,18 +96,51 @@ public final class PartWriterBench {
             }
         }
         for (int w = 0; w < writers.length; w++) {
-            System.out.printf(Locale.ROOT, "  %-22s %9.1f parts/s  %7.2f ms CPU per MiB  %6.0f us CPU per part"
-                            + "  %8.0f B allocated per part  %8.0f B per file%n", writers[w].name(), median(partsPerSecond[w]),
+            System.out.printf(Locale.ROOT, "  %-40s %9.1f parts/s  %7.2f ms CPU per MiB  %6.0f us CPU per part"
+                            + "  %8.0f B allocated per part  %8.0f B per file  (CPU per MiB over the rounds %.2f-%.2f)%n",
+                    writers[w].name(), median(partsPerSecond[w]),
                     median(msPerMiB[w]), median(msPerMiB[w]) * payload * rowsPerPart / MIB * 1000,
-                    median(allocPerPart[w]), median(bytesPerPart[w]));
+                    median(allocPerPart[w]), median(bytesPerPart[w]), Arrays.stream(msPerMiB[w]).min().orElse(0),
+                    Arrays.stream(msPerMiB[w]).max().orElse(0));
         }
         if (writers.length < 2) {
             return;
         }
-        System.out.printf(Locale.ROOT, "  lean / parquet-avro: parts/s x%.2f, CPU per MiB x%.2f (medians of %d rounds after %d"
-                        + " warm-up; load average now %.2f)%n", median(partsPerSecond[1]) / median(partsPerSecond[0]),
+        // each round's two runs are neighbours in time: their ratio cancels most of the machine's drift
+        double[] paired = new double[rounds];
+        for (int r = 0; r < rounds; r++) {
+            paired[r] = msPerMiB[1][r] / msPerMiB[0][r];
+        }
+        System.out.printf(Locale.ROOT, "  %s / %s round by round: CPU per MiB x%.2f (median), rounds %s%n", writers[1].name(),
+                writers[0].name(), median(paired), Arrays.toString(Arrays.stream(paired)
+                        .mapToObj(x -> String.format(Locale.ROOT, "%.2f", x)).toArray()));
+        System.out.printf(Locale.ROOT, "  %s / %s: parts/s x%.2f, CPU per MiB x%.2f (medians of %d rounds after %d"
+                        + " warm-up; load average now %.2f)%n", writers[1].name(), writers[0].name(),
+                median(partsPerSecond[1]) / median(partsPerSecond[0]),
                 median(msPerMiB[1]) / median(msPerMiB[0]), rounds, WARMUP,
                 ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+    }
+
+    /** Two lean writers whose factories are built with system property {@code spec}'s name at its first and second value. */
+    private static Writer[] ab(ParquetWriters.Settings settings, String spec) {
+        int eq = spec.indexOf('=');
+        String property = spec.substring(0, eq);
+        String[] values = spec.substring(eq + 1).split(",");
+        if (eq < 1 || values.length != 2) {
+            throw new IllegalArgumentException("ab wants property=a,b, not " + spec);
+        }
+        String before = System.getProperty(property);
+        Writer[] writers = new Writer[2];
+        for (int i = 0; i < 2; i++) {
+            System.setProperty(property, values[i]);
+            writers[i] = new Lean(settings, property + "=" + values[i]);
+        }
+        if (before == null) {
+            System.clearProperty(property);
+        } else {
+            System.setProperty(property, before);
+        }
+        return writers;
     }
 
     /** Snapshot rows as the decoder builds them, bf16 payloads of N(0, 1) values. */
@@ -187,14 +226,20 @@ public final class PartWriterBench {
     /** The lean part writer, one factory per subtask (as {@link ParquetBulkWriterFactory}). */
     static final class Lean implements Writer {
         private final PartWriter.Factory factory;
+        private final String name;
 
         Lean(ParquetWriters.Settings settings) {
+            this(settings, "lean PartWriter");
+        }
+
+        Lean(ParquetWriters.Settings settings, String name) {
             this.factory = new PartWriter.Factory(TensorSnapshot.getClassSchema(), settings);
+            this.name = name;
         }
 
         @Override
         public String name() {
-            return "lean PartWriter";
+            return name;
         }
 
         @Override
