@@ -1,6 +1,7 @@
 package io.dumpstream.cli;
 
 import io.dumpstream.job.ProgressReporter;
+import io.dumpstream.options.Cli;
 import io.dumpstream.options.UsageException;
 import io.dumpstream.tensors.TensorSource;
 import io.dumpstream.tensors.TensorsConfig;
@@ -33,29 +34,27 @@ public final class TensorsCommand implements Command {
 
     @Override
     public String usage() {
-        return String.join("\n",
-                "usage: tensors --in ROOT [--out OUT] [--run RUN ...] [--parallelism N]",
-                "",
+        return Cli.usage(name(), String.join("\n",
                 "Reads ROOT/snapshots (the decode/ingest output) and rebuilds every tensor, one per (run, rank, launch_id,",
                 "phase, parameter_position), from its task views in source_offset_bytes order: the extent covered (bytes,",
                 "elements, coverage), gaps, overlaps and whether overlapping views agree byte for byte, and the",
                 "statistics over the covered elements, each once. Views that disagree where they overlap are printed",
-                "with both task ids; so are views left out (unknown or mixed dtype, misaligned, bad extent).",
-                "",
-                "  --out OUT          root of the tensors table (default: ROOT)",
-                "  --run RUN          only this run (repeatable; default: every run under ROOT/snapshots)",
-                "  --parallelism N    default: the number of cores",
-                "",
+                "with both task ids; so are views left out (unknown or mixed dtype, misaligned, bad extent)."),
+                String.join("\n",
                 "Writes OUT/tensors/run=<run>/rank=<r>/*.parquet (schema ReassembledTensor: the counts, the statistics,",
                 "every view with its placement, the disagreements). Refuses a run whose tensors already exist under OUT.",
                 "A progress line goes to stderr every " + PROGRESS_SECONDS + " s. Exit status 0 when the job ran (whatever",
                 "it found), 2 for unusable arguments, 1 when the job failed. On a cluster: flink run -c "
-                        + TensorsJob.class.getName() + " dumpstream.jar with the same options.");
+                        + TensorsJob.class.getName() + " dumpstream.jar with the same options."),
+                new TensorsOptions(), new Verbosity());
     }
 
     @Override
     public int run(String[] argv, PrintStream out, PrintStream err) throws Exception {
-        TensorsConfig c = TensorsOptions.parse(argv);
+        Verbosity verbosity = new Verbosity();
+        TensorsOptions o = TensorsOptions.of(argv, verbosity);
+        verbosity.apply();
+        TensorsConfig c = o.config();
         TensorSource source;
         try {
             source = TensorsJob.source(c);
@@ -64,6 +63,7 @@ public final class TensorsCommand implements Command {
         }
         int parallelism = c.parallelism() > 0 ? c.parallelism() : Runtime.getRuntime().availableProcessors();
         Configuration conf = TensorsJob.configuration(c);
+        conf.addAll(Configuration.fromMap(o.flinkConf));
         ProgressReporter.enable(conf);
         ProgressReporter.forgetRetired();
         StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(parallelism, conf);

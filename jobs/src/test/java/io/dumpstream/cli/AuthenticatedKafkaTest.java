@@ -2,7 +2,8 @@ package io.dumpstream.cli;
 
 import io.dumpstream.options.KafkaClientProperties;
 import io.dumpstream.options.UsageException;
-import io.dumpstream.options.Args;
+import io.dumpstream.options.Cli;
+import io.dumpstream.options.KafkaOptions;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -230,16 +231,15 @@ class AuthenticatedKafkaTest {
         InProcess sim = InProcess.run("simulate", "--out", spool.toString(), "--ranks", "1", "--launches", "2",
                 "--records", "2", "--payload-bytes", "1024", "--run-id", "agent-wrong");
         assertEquals(0, sim.status, sim.err());
-        Args a = Args.parse(new String[] {"--bootstrap", kafka.bootstrapServers(), "--topic", TOPIC, "--kafka-config",
-            wrong.toString()}, java.util.Set.of());
-        io.dumpstream.publish.SpoolAgent agent = new io.dumpstream.publish.SpoolAgent(spool,
-                PublishCommand.publisherConfig(a), 100);
+        PublisherOptions a = Cli.parse(new PublisherOptions(), new String[] {"--bootstrap", kafka.bootstrapServers(),
+            "--topic", TOPIC, "--kafka-config", wrong.toString()});
+        io.dumpstream.publish.SpoolAgent agent = new io.dumpstream.publish.SpoolAgent(spool, a.config(), 100);
         try {
             io.dumpstream.publish.SpoolAgent.Pass pass = agent.runOnce();
             assertEquals(0, pass.published());
             assertEquals(0, pass.failed(), "a refused login is not the pair's fault");
             String message = KafkaClientProperties.authenticationFailure(pass.retryable(), kafka.bootstrapServers(),
-                    a.kafkaProperties());
+                    a.kafka.properties());
             assertTrue(message != null && message.contains("sasl.mechanism SCRAM-SHA-512"), String.valueOf(pass.retryable()));
         } finally {
             agent.close();
@@ -252,19 +252,19 @@ class AuthenticatedKafkaTest {
     void theLoaderExpandsTheEnvironmentLetsTheCommandLineWinAndNamesWhatIsMissing() throws Exception {
         Path f = write("loader.properties", "security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\n"
                 + "ssl.truststore.password=${env:TS_PW}\nsasl.jaas.config=x password=\"${env:PW}\" ;\n");
-        Args a = Args.parse(new String[] {"--kafka-config", f.toString(), "--kafka.sasl.mechanism=SCRAM-SHA-256",
-            "--kafka.client.id=${env:ID}"}, java.util.Set.of());
-        Properties p = a.kafkaProperties(Map.of("TS_PW", "ts$1\\x", "PW", "p\"w", "ID", "rank-3"));
+        KafkaOptions a = Cli.parse(new KafkaOptions(), new String[] {"--kafka-config", f.toString(),
+            "--kafka.sasl.mechanism=SCRAM-SHA-256", "--kafka.client.id=${env:ID}"});
+        Properties p = a.properties(Map.of("TS_PW", "ts$1\\x", "PW", "p\"w", "ID", "rank-3"));
         assertEquals(Map.of("security.protocol", "SASL_SSL", "sasl.mechanism", "SCRAM-SHA-256",
                 "ssl.truststore.password", "ts$1\\x", "sasl.jaas.config", "x password=\"p\"w\" ;", "client.id", "rank-3"),
                 Map.copyOf(p));
         assertEquals("{client.id=rank-3, sasl.jaas.config=****, sasl.mechanism=SCRAM-SHA-256,"
                 + " security.protocol=SASL_SSL, ssl.truststore.password=****}", KafkaClientProperties.masked(p));
-        UsageException e = assertThrows(UsageException.class, () -> a.kafkaProperties(Map.of("PW", "secret-1")));
+        UsageException e = assertThrows(UsageException.class, () -> a.properties(Map.of("PW", "secret-1")));
         assertEquals("--kafka-config " + f + ": property ssl.truststore.password refers to ${env:TS_PW} but the"
                 + " environment variable TS_PW is not set", e.getMessage());
-        UsageException noFile = assertThrows(UsageException.class, () -> Args.parse(new String[] {"--kafka-config",
-            dir.resolve("absent.properties").toString()}, java.util.Set.of()).kafkaProperties(Map.of()));
+        UsageException noFile = assertThrows(UsageException.class, () -> Cli.parse(new KafkaOptions(), new String[] {
+            "--kafka-config", dir.resolve("absent.properties").toString()}).properties(Map.of()));
         assertTrue(noFile.getMessage().startsWith("--kafka-config " + dir.resolve("absent.properties")
                 + " cannot be read"), noFile.getMessage());
     }
