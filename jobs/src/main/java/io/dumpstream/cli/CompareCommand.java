@@ -7,7 +7,6 @@ import io.dumpstream.compare.CompareJob;
 import io.dumpstream.compare.CompareOptions;
 
 import org.apache.flink.configuration.Configuration;
-import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 
 import java.io.IOException;
 import java.io.PrintStream;
@@ -53,8 +52,9 @@ public final class CompareCommand implements Command {
         int parallelism = c.parallelism() > 0 ? c.parallelism() : Runtime.getRuntime().availableProcessors();
         Configuration conf = CompareJob.configuration(c);
         conf.addAll(Configuration.fromMap(o.flinkConf));
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(parallelism, conf);
-        CompareJob.runAndReport(env, c, sourceOrUsage(c), o.report(), out);
+        try (LocalCluster cluster = new LocalCluster(parallelism, conf)) {
+            CompareJob.runAndReport(cluster.env(), c, sourceOrUsage(c), o.report(), out);
+        }
         return 0;
     }
 

@@ -9,7 +9,6 @@ import io.dumpstream.tensors.TensorsJob;
 import io.dumpstream.tensors.TensorsOptions;
 
 import org.apache.flink.configuration.Configuration;
-import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 
 import java.io.PrintStream;
 import java.util.Locale;
@@ -66,7 +65,6 @@ public final class TensorsCommand implements Command {
         conf.addAll(Configuration.fromMap(o.flinkConf));
         ProgressReporter.enable(conf);
         ProgressReporter.forgetRetired();
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(parallelism, conf);
         long t0 = System.nanoTime();
         ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "tensors-progress");
@@ -74,8 +72,8 @@ public final class TensorsCommand implements Command {
             return t;
         });
         ticker.scheduleAtFixedRate(() -> err.println(progress(t0)), PROGRESS_SECONDS, PROGRESS_SECONDS, TimeUnit.SECONDS);
-        try {
-            TensorsJob.runAndReport(env, c, source, out);
+        try (LocalCluster cluster = new LocalCluster(parallelism, conf)) {
+            TensorsJob.runAndReport(cluster.env(), c, source, out);
         } catch (Exception e) {
             err.println("dumpstream tensors: the job failed: " + cause(e));
             return 1;
