@@ -21,12 +21,17 @@ final class Verbosity {
             + " stderr; without it they log only errors")
     boolean verbose;
 
-    /** Applies the choice to the running log4j configuration (each run of a command in one JVM decides anew). */
+    /**
+     * With {@code --verbose}, the frameworks' loggers at INFO; without, the logging configuration stays as loaded
+     * (the command line's log4j2.properties, or the one {@code -Dlog4j2.configurationFile} names).
+     */
     void apply() {
-        Map<String, Level> levels = new LinkedHashMap<>();
-        for (String f : FRAMEWORKS) {
-            levels.put(f, verbose ? Level.INFO : Level.ERROR);
+        if (verbose) {
+            Map<String, Level> levels = new LinkedHashMap<>();
+            for (String f : FRAMEWORKS) {
+                levels.put(f, Level.INFO);
+            }
+            Configurator.setLevel(levels);
         }
-        Configurator.setLevel(levels);
     }
 }

@@ -193,8 +193,11 @@ class AuthenticatedKafkaTest {
             String ingestLog = Files.readString(ingest.stderrFile);
             assertTrue(ingestLog.contains("ConsumerConfig values:") && ingestLog.contains("ProducerConfig values:")
                     && ingestLog.contains("sasl.jaas.config = [hidden]"), "Kafka's client config logging ran");
-            assertTrue(ingestLog.contains("Kafka client properties {sasl.jaas.config=****, sasl.mechanism=SCRAM-SHA-512,"
-                    + " security.protocol=SASL_PLAINTEXT}"), "the job logs its client properties masked");
+            assertTrue(ingestLog.contains("Kafka client properties {config.providers=env, config.providers.env.class="
+                    + "org.apache.kafka.common.config.provider.EnvVarConfigProvider,"
+                    + " config.providers.env.param.allowlist.pattern=^(DS_KAFKA_PASSWORD|DS_KAFKA_USER)$,"
+                    + " sasl.jaas.config=****, sasl.mechanism=SCRAM-SHA-512, security.protocol=SASL_PLAINTEXT}"),
+                    "the job logs its client properties masked, the password's reference resolved by its clients");
             assertTrue(Files.readString(children.get(1).stderrFile).contains("client properties {sasl.jaas.config=****"),
                     "the agent prints its client properties masked");
             System.out.printf("no password in %d outputs (%d chars), ingest log %d lines at INFO%n", texts.size(),
@@ -249,24 +252,43 @@ class AuthenticatedKafkaTest {
     }
 
     @Test
-    void theLoaderExpandsTheEnvironmentLetsTheCommandLineWinAndNamesWhatIsMissing() throws Exception {
+    void theLoaderLeavesEnvReferencesToTheClientsLetsTheCommandLineWinAndNamesWhatIsMissing() throws Exception {
         Path f = write("loader.properties", "security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\n"
                 + "ssl.truststore.password=${env:TS_PW}\nsasl.jaas.config=x password=\"${env:PW}\" ;\n");
         KafkaOptions a = Cli.parse(new KafkaOptions(), new String[] {"--kafka-config", f.toString(),
             "--kafka.sasl.mechanism=SCRAM-SHA-256", "--kafka.client.id=${env:ID}"});
         Properties p = a.properties(Map.of("TS_PW", "ts$1\\x", "PW", "p\"w", "ID", "rank-3"));
+        String provider = "org.apache.kafka.common.config.provider.EnvVarConfigProvider";
         assertEquals(Map.of("security.protocol", "SASL_SSL", "sasl.mechanism", "SCRAM-SHA-256",
-                "ssl.truststore.password", "ts$1\\x", "sasl.jaas.config", "x password=\"p\"w\" ;", "client.id", "rank-3"),
-                Map.copyOf(p));
-        assertEquals("{client.id=rank-3, sasl.jaas.config=****, sasl.mechanism=SCRAM-SHA-256,"
-                + " security.protocol=SASL_SSL, ssl.truststore.password=****}", KafkaClientProperties.masked(p));
-        UsageException e = assertThrows(UsageException.class, () -> a.properties(Map.of("PW", "secret-1")));
+                "ssl.truststore.password", "${env:TS_PW}", "sasl.jaas.config", "x password=\"${env:PW}\" ;",
+                "client.id", "${env:ID}", "config.providers", "env", "config.providers.env.class", provider,
+                "config.providers.env.param.allowlist.pattern", "^(ID|PW|TS_PW)$"), Map.copyOf(p));
+        assertEquals("{client.id=${env:ID}, config.providers=env, config.providers.env.class=" + provider
+                + ", config.providers.env.param.allowlist.pattern=^(ID|PW|TS_PW)$, sasl.jaas.config=****,"
+                + " sasl.mechanism=SCRAM-SHA-256, security.protocol=SASL_SSL, ssl.truststore.password=****}",
+                KafkaClientProperties.masked(p));
+        UsageException e = assertThrows(UsageException.class, () -> a.properties(Map.of("PW", "secret-1", "ID", "r")));
         assertEquals("--kafka-config " + f + ": property ssl.truststore.password refers to ${env:TS_PW} but the"
                 + " environment variable TS_PW is not set", e.getMessage());
         UsageException noFile = assertThrows(UsageException.class, () -> Cli.parse(new KafkaOptions(), new String[] {
             "--kafka-config", dir.resolve("absent.properties").toString()}).properties(Map.of()));
         assertTrue(noFile.getMessage().startsWith("--kafka-config " + dir.resolve("absent.properties")
                 + " cannot be read"), noFile.getMessage());
+        // a JVM that lists the providers Kafka may load must list this one
+        String property = "org.apache.kafka.automatic.config.providers";
+        System.setProperty(property, "org.apache.kafka.common.config.provider.FileConfigProvider");
+        try {
+            UsageException refused = assertThrows(UsageException.class, () -> a.properties(Map.of("TS_PW", "1", "PW", "2",
+                    "ID", "3")));
+            assertEquals("--kafka-config " + f + ": property sasl.jaas.config refers to ${env:NAME}, resolved by Kafka's "
+                    + provider + ", but this JVM's system property " + property
+                    + "=org.apache.kafka.common.config.provider.FileConfigProvider does not allow it", refused.getMessage());
+            System.setProperty(property, "org.apache.kafka.common.config.provider.FileConfigProvider," + provider);
+            assertEquals("x password=\"${env:PW}\" ;", a.properties(Map.of("TS_PW", "1", "PW", "2", "ID", "3"))
+                    .getProperty("sasl.jaas.config"));
+        } finally {
+            System.clearProperty(property);
+        }
     }
 
     @Test
