@@ -51,6 +51,10 @@ public final class Cli {
             if (!arg.startsWith(KAFKA_PREFIX)) {
                 int eq = arg.indexOf('=');
                 OptionSpec o = arg.startsWith("--") && eq > 2 ? cl.getCommandSpec().findOption(arg.substring(0, eq)) : null;
+                if (o != null && o.arity().max() == 0) {
+                    throw new UsageException("option " + o.longestName() + " takes no value, got '"
+                            + arg.substring(eq + 1) + "'");
+                }
                 if (o != null && o.arity().min() > 0) {
                     // --name=value as --name value: picocli reads --name= (an empty value) as an unknown option
                     rest.add(arg.substring(0, eq));
@@ -191,14 +195,19 @@ public final class Cli {
             return "unexpected argument '" + first + "'";
         }
         if (e instanceof CommandLine.MissingParameterException m) {
-            if (e.getMessage().startsWith("Missing required parameter for option")) {
-                return "option " + name + " needs a value";
-            }
             List<String> missing = new ArrayList<>();
             for (ArgSpec a : m.getMissing()) {
                 missing.add(a instanceof OptionSpec o ? o.longestName() : a.paramLabel());
             }
+            if (e.getMessage().startsWith("Missing required parameter for option")) {
+                return "option " + (name != null ? name : String.join(", ", missing)) + " needs a value";
+            }
             return "missing required option " + String.join(", ", missing);
+        }
+        if (arg instanceof OptionSpec o && o.typeInfo().isMap() && e.getMessage().contains("KEY=VALUE")) {
+            String value = e.getValue() != null ? e.getValue()
+                    : e.getMessage().substring(e.getMessage().lastIndexOf("but was ") + "but was ".length());
+            return "option " + name + " must be key=value, got '" + value + "'";
         }
         if (e.getCause() instanceof CommandLine.TypeConversionException t && name != null) {
             return "option " + name + " " + t.getMessage() + ", got '" + e.getValue() + "'";
