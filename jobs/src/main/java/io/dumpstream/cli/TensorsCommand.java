@@ -73,12 +73,15 @@ public final class TensorsCommand implements Command {
         });
         ticker.scheduleAtFixedRate(() -> err.println(progress(t0)), PROGRESS_SECONDS, PROGRESS_SECONDS, TimeUnit.SECONDS);
         try (LocalCluster cluster = new LocalCluster(parallelism, conf)) {
-            TensorsJob.runAndReport(cluster.env(), c, source, out);
-        } catch (Exception e) {
-            err.println("dumpstream tensors: the job failed: " + cause(e));
-            return 1;
-        } finally {
-            ticker.shutdownNow();
+            try {
+                TensorsJob.runAndReport(cluster.env(), c, source, out);
+            } catch (Exception e) {
+                ticker.shutdownNow(); // the verdict before the cluster's shutdown, no progress line after it
+                err.println("dumpstream tensors: the job failed: " + cause(e));
+                return 1;
+            } finally {
+                ticker.shutdownNow();
+            }
         }
         return 0;
     }

@@ -138,6 +138,12 @@ public final class IngestConfig implements Serializable {
         if (parallelism == 0 || parallelism < -1) {
             throw new UsageException("--parallelism must be >= 1, got " + parallelism);
         }
+        if (maxParallelism < 1 || maxParallelism > 32768) {
+            throw new UsageException("--max-parallelism must be in [1, 32768], got " + maxParallelism);
+        }
+        if (parallelism > maxParallelism) {
+            throw new UsageException("--parallelism " + parallelism + " exceeds --max-parallelism " + maxParallelism);
+        }
         if (assemblyTimeout.toMillis() < 1) {
             throw new UsageException("--assembly-timeout must be positive, got " + assemblyTimeout);
         }
