@@ -47,7 +47,7 @@ public final class DecodeCommand implements Command {
         @Option(names = "--out", paramLabel = "ROOT", required = true, description = "root of the tables")
         Path out;
         /** {@code -D key=value}: accepted like the other commands that run Flink; decode runs no Flink job. */
-        @Option(names = "-D", paramLabel = Cli.FLINK_CONF_LABEL, description = Cli.FLINK_CONF_HELP)
+        @Option(names = "-D", paramLabel = Cli.FLINK_CONF_LABEL, description = Cli.FLINK_CONF_UNUSED_HELP)
         Map<String, String> flinkConf = new LinkedHashMap<>();
     }
 

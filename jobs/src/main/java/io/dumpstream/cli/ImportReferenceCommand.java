@@ -54,7 +54,7 @@ public final class ImportReferenceCommand implements Command {
                 + " ${DEFAULT-VALUE}); memory holds one")
         long maxTensorBytes = DEFAULT_MAX_TENSOR_BYTES;
         /** {@code -D key=value}: accepted like the other commands that run Flink; import-reference runs no Flink job. */
-        @Option(names = "-D", paramLabel = Cli.FLINK_CONF_LABEL, description = Cli.FLINK_CONF_HELP)
+        @Option(names = "-D", paramLabel = Cli.FLINK_CONF_LABEL, description = Cli.FLINK_CONF_UNUSED_HELP)
         Map<String, String> flinkConf = new LinkedHashMap<>();
     }
 

@@ -21,7 +21,10 @@ import java.util.Properties;
 public final class Cli {
     /** The help text of the {@code -D} option of the commands that run Flink. */
     public static final String FLINK_CONF_HELP = "a Flink configuration setting, as Flink's own CLI takes it"
-            + " (repeatable), e.g. -D taskmanager.memory.task.off-heap.size=512m";
+            + " (repeatable), for example -D taskmanager.memory.task.off-heap.size=512m";
+    /** The help text of {@code -D} on the commands that take it like the others but run no Flink job. */
+    public static final String FLINK_CONF_UNUSED_HELP = "a Flink configuration setting, accepted as by the commands"
+            + " that run Flink (repeatable); this command runs no Flink job";
     public static final String FLINK_CONF_LABEL = "key=value";
     private static final String KAFKA_PREFIX = "--kafka.";
     private static final int WIDTH = 112;

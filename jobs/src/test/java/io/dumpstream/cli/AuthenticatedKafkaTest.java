@@ -146,7 +146,8 @@ class AuthenticatedKafkaTest {
             assertTrue(wrong.err().contains("invalid credentials"), wrong.err());
 
             Child publishEnv = children.get(0);
-            assertTrue(publishEnv.process.waitFor(60, TimeUnit.SECONDS), "publish (env) ends");
+            boolean ended = publishEnv.process.waitFor(60, TimeUnit.SECONDS);
+            assertTrue(ended, "publish (env) ends: " + publishEnv.stderr());
             assertEquals(0, publishEnv.process.exitValue(), publishEnv.stderr());
             for (String spool : List.of("agent-file", "agent-env")) {
                 awaitTrue(() -> countIn(dir.resolve(spool).resolve("done"), ".manifest.json") == 4,
