@@ -2,12 +2,14 @@ package io.dumpstream.cli;
 
 import io.dumpstream.options.KafkaClientProperties;
 import io.dumpstream.options.UsageException;
-import io.dumpstream.options.Args;
+import io.dumpstream.options.Cli;
+
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 
 import io.dumpstream.publish.PublisherConfig;
@@ -15,8 +17,6 @@ import io.dumpstream.publish.SpoolAgent;
 
 /** {@code agent}: watches a spool directory and publishes every complete pair until SIGTERM. */
 public final class AgentCommand implements Command {
-    private static final Set<String> OPTIONS =
-            Set.of("spool", "bootstrap", "topic", "poll-ms", "manifest-format", "chunk-bytes", Args.KAFKA_CONFIG);
 
     @Override
     public String name() {
@@ -28,34 +28,39 @@ public final class AgentCommand implements Command {
         return "publish dumps dropped into a spool directory, until stopped";
     }
 
+    /** The options of agent. */
+    static final class Options {
+        @Option(names = "--spool", paramLabel = "DIR", required = true, description = "the spool directory ranks write to")
+        Path spool;
+        @Option(names = "--poll-ms", paramLabel = "N", description = "how often DIR is listed (default ${DEFAULT-VALUE})")
+        long pollMs = 500;
+        @Mixin
+        PublisherOptions publisher = new PublisherOptions();
+    }
+
     @Override
     public String usage() {
-        return String.join("\n",
-                "usage: dumpstream agent --spool DIR --bootstrap HOST:PORT [--topic l1dump.v1] [--poll-ms 500]",
-                "           [--manifest-format json|avro] [--chunk-bytes N]",
-                "           [--kafka-config FILE] [--kafka.<prop>=<value>]...",
-                "",
+        return Cli.usage(name(), String.join("\n",
                 "Ranks write NAME.bin, then NAME.manifest.json (names starting with '.' or ending .tmp are",
                 "ignored). Published pairs move to DIR/done/, invalid ones to DIR/failed/ with NAME.error.txt.",
                 "While Kafka is down (or refuses the credentials) pairs stay and are retried with backoff.",
-                "Stops cleanly on SIGTERM/Ctrl-C.",
-                "",
-                PublishCommand.KAFKA_USAGE);
+                "Stops cleanly on SIGTERM/Ctrl-C."), "", new Options(), new Verbosity());
     }
 
     @Override
     public int run(String[] argv, PrintStream out, PrintStream err) throws Exception {
-        Args a = Args.parse(argv, Set.of());
-        a.allowOnly(OPTIONS);
-        Path spool = Path.of(a.require("spool"));
+        Verbosity verbosity = new Verbosity();
+        Options o = Cli.parse(new Options(), argv, verbosity);
+        verbosity.apply();
+        Path spool = o.spool;
         if (!Files.isDirectory(spool)) {
             throw new UsageException("--spool " + spool + " is not a directory");
         }
-        long pollMs = a.getLong("poll-ms", 500);
+        long pollMs = o.pollMs;
         if (pollMs < 1) {
             throw new UsageException("--poll-ms must be >= 1, got " + pollMs);
         }
-        PublisherConfig config = PublishCommand.publisherConfig(a);
+        PublisherConfig config = o.publisher.config();
         SpoolAgent agent = new SpoolAgent(spool, config, pollMs);
         CountDownLatch finished = new CountDownLatch(1);
         Thread hook = new Thread(() -> {
@@ -67,8 +72,8 @@ public final class AgentCommand implements Command {
             }
         }, "agent-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
-        err.println("agent: publishing pairs from " + spool + " to " + config.topic() + " at " + a.require("bootstrap")
-                + " every " + pollMs + " ms, client properties " + KafkaClientProperties.masked(a.kafkaProperties()));
+        err.println("agent: publishing pairs from " + spool + " to " + config.topic() + " at " + o.publisher.bootstrap()
+                + " every " + pollMs + " ms, client properties " + KafkaClientProperties.masked(o.publisher.kafka.properties()));
         try {
             agent.run();
         } finally {

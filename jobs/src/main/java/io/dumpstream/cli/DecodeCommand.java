@@ -1,8 +1,9 @@
 package io.dumpstream.cli;
 
 import io.dumpstream.options.UsageException;
-import io.dumpstream.options.Args;
+import io.dumpstream.options.Cli;
 import io.dumpstream.decode.OfflineDecoder;
+import io.dumpstream.storage.FlinkSettings;
 import io.dumpstream.storage.TableOutput;
 import io.dumpstream.table.TableWriter;
 
@@ -14,8 +15,11 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.stream.Stream;
+
+import picocli.CommandLine.Option;
 
 /** {@code decode}: the offline decoder, from manifest and buffer files to the three Parquet tables. */
 public final class DecodeCommand implements Command {
@@ -32,32 +36,49 @@ public final class DecodeCommand implements Command {
         return "decode dump files offline into Parquet tables (snapshots, dumps, rejects)";
     }
 
+    /** The options of decode: one pair (--manifest, --buffer), --dir or --example. */
+    static final class Options {
+        @Option(names = "--manifest", paramLabel = "M.manifest.json", description = "one dump's manifest (with --buffer)")
+        Path manifest;
+        @Option(names = "--buffer", paramLabel = "B.bin", description = "... and its buffer file")
+        Path buffer;
+        @Option(names = "--dir", paramLabel = "DIR", description = "every NAME.manifest.json + NAME.bin pair in DIR")
+        Path dir;
+        @Option(names = "--example", description = "the bundled example dumps")
+        boolean example;
+        @Option(names = "--out", paramLabel = "ROOT", required = true, description = "root of the tables: a local path"
+                + " or a Flink file system URI such as s3://bucket/path")
+        String out;
+        /** {@code -D key=value}: settings of the file system of --out (decode runs no Flink job). */
+        @Option(names = "-D", paramLabel = Cli.FLINK_CONF_LABEL, description = Cli.FLINK_CONF_STORAGE_HELP)
+        Map<String, String> flinkConf = new LinkedHashMap<>();
+    }
+
     @Override
     public String usage() {
-        return String.join("\n",
-                "usage: decode --manifest M.manifest.json --buffer B.bin --out ROOT",
-                "       decode --dir DIR --out ROOT        every NAME.manifest.json + NAME.bin pair in DIR",
-                "       decode --example --out ROOT        the bundled example dumps",
-                "",
+        return Cli.usage(name(), String.join("\n",
                 "Writes ROOT/snapshots/run=*/rank=*/stage=*/*.parquet, ROOT/dumps/run=*/rank=*/*.parquet and",
-                "ROOT/rejects/run=*/rank=*/*.parquet, and prints one line per dump. Rejected records are data:",
-                "the exit status is 0 when every input was processed, 2 for unusable arguments, 1 for unreadable",
-                "files.");
+                "ROOT/rejects/run=*/rank=*/*.parquet from --manifest with --buffer, every pair of --dir or the bundled",
+                "examples, and prints one line per dump."), String.join("\n",
+                "Rejected records are data: the exit status is 0 when every input was processed, 2 for unusable",
+                "arguments, 1 for unreadable files."), new Options(), new Verbosity());
     }
 
     @Override
     public int run(String[] argv, PrintStream out, PrintStream err) throws Exception {
-        Args a = Args.parse(argv, Set.of("example"));
-        a.allowOnly(Set.of("manifest", "buffer", "dir", "out", "example"));
-        String root = a.require("out");
+        Verbosity verbosity = new Verbosity();
+        Options o = Cli.parse(new Options(), argv, verbosity);
+        verbosity.apply();
+        String root = o.out;
+        FlinkSettings.install(o.flinkConf);
         List<Path[]> pairs = new ArrayList<>();
         Path exampleDir = null;
-        if (a.flag("example")) {
+        if (o.example) {
             exampleDir = Files.createTempDirectory("dumpstream-example");
             extractExamples(exampleDir);
             pairs.addAll(pairsIn(exampleDir));
-        } else if (a.has("dir")) {
-            Path dir = Path.of(a.get("dir", null));
+        } else if (o.dir != null) {
+            Path dir = o.dir;
             if (!Files.isDirectory(dir)) {
                 throw new UsageException("--dir " + dir + " is not a directory");
             }
@@ -66,14 +87,16 @@ public final class DecodeCommand implements Command {
                 throw new UsageException("--dir " + dir + " holds no NAME.manifest.json + NAME.bin pair");
             }
         } else {
-            Path manifest = Path.of(a.require("manifest"));
-            Path buffer = Path.of(a.require("buffer"));
-            for (Path p : List.of(manifest, buffer)) {
+            if (o.manifest == null || o.buffer == null) {
+                throw new UsageException("missing required option " + (o.manifest == null ? "--manifest" : "--buffer")
+                        + " (or --dir, or --example)");
+            }
+            for (Path p : List.of(o.manifest, o.buffer)) {
                 if (!Files.isRegularFile(p)) {
                     throw new UsageException("file " + p + " does not exist or is not a regular file");
                 }
             }
-            pairs.add(new Path[]{manifest, buffer});
+            pairs.add(new Path[]{o.manifest, o.buffer});
         }
         long started = System.nanoTime();
         long bytes = 0;

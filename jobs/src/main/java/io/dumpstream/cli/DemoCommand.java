@@ -1,7 +1,7 @@
 package io.dumpstream.cli;
 
 import io.dumpstream.options.UsageException;
-import io.dumpstream.options.Args;
+import io.dumpstream.options.Cli;
 import io.dumpstream.job.IngestConfig;
 import io.dumpstream.job.LocalIngest;
 import io.dumpstream.local.LocalKafka;
@@ -18,8 +18,10 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Comparator;
 import java.util.Map;
-import java.util.Set;
+import java.util.LinkedHashMap;
 import java.util.stream.Stream;
+
+import picocli.CommandLine.Option;
 
 /**
  * {@code demo}: the whole pipeline on one machine with nothing installed: a local Kafka broker, the
@@ -27,8 +29,6 @@ import java.util.stream.Stream;
  * corrupt); it waits until every dump has landed, stops, and prints what landed and how to query it.
  */
 public final class DemoCommand implements Command {
-    private static final Set<String> OPTIONS = Set.of("out", "ranks", "launches", "records", "payload-bytes", "seed",
-            "timeout", "parallelism", "dumps");
     static final String MARKER = ".dumpstream-demo";
     static final String RUN_ID = "demo";
     private static final int MAX_LINES = 12;
@@ -43,36 +43,60 @@ public final class DemoCommand implements Command {
         return "local broker + ingestion job + synthetic ranks: see dumps land as Parquet, then query them";
     }
 
+    /** The options of demo. */
+    static final class Options {
+        @Option(names = "--out", paramLabel = "OUT", description = "tables under OUT/{snapshots,dumps,rejects}, broker and"
+                + " checkpoints under OUT/_state (default ${DEFAULT-VALUE}); an OUT left by an earlier demo is emptied first")
+        Path out = Path.of("out/demo");
+        @Option(names = "--ranks", paramLabel = "N", description = "synthetic ranks (default ${DEFAULT-VALUE})")
+        int ranks = 4;
+        @Option(names = "--launches", paramLabel = "K", description = "dumps per rank (default ${DEFAULT-VALUE})")
+        int launches = 6;
+        @Option(names = "--records", paramLabel = "R", description = "records per dump (default ${DEFAULT-VALUE})")
+        int records = 16;
+        @Option(names = "--payload-bytes", paramLabel = "B", description = "typical bytes per record (default"
+                + " ${DEFAULT-VALUE})")
+        long payloadBytes = 16384;
+        @Option(names = "--seed", paramLabel = "S", description = "generator seed (default ${DEFAULT-VALUE})")
+        long seed = 1;
+        @Option(names = "--parallelism", paramLabel = "N", description = "of the ingestion job (default: the number of"
+                + " cores)")
+        int parallelism = -1;
+        @Option(names = "--timeout", paramLabel = "D", description = "give up when the dumps have not all landed by then"
+                + " (default ${DEFAULT-VALUE})")
+        Duration timeout = Duration.ofMinutes(5);
+        @Option(names = "--dumps", paramLabel = "DIR", description = {"also publish every NAME.manifest.json + NAME.bin"
+            + " pair in DIR (your own dumps, damaged ones included: they land with their reason like any rank's) and wait"
+            + " for them too"})
+        Path dumps;
+        /** {@code -D key=value}: Flink configuration settings of the ingestion job. */
+        @Option(names = "-D", paramLabel = Cli.FLINK_CONF_LABEL, description = Cli.FLINK_CONF_HELP)
+        Map<String, String> flinkConf = new LinkedHashMap<>();
+    }
+
     @Override
     public String usage() {
-        return String.join("\n",
-                "usage: dumpstream demo [--out out/demo] [--ranks 4] [--launches 6] [--records 16]",
-                "           [--payload-bytes 16384] [--seed 1] [--parallelism N] [--timeout 5m] [--dumps DIR]",
-                "",
+        return Cli.usage(name(), String.join("\n",
                 "Starts a Kafka broker on a free loopback port, the ingestion job on a local Flink MiniCluster",
                 "(checkpoint every 2 s) and RANKS synthetic ranks publishing LAUNCHES dumps each (run_id '" + RUN_ID + "'),",
                 "plus the four bundled example dumps (one has an unknown dtype and is rejected). When every",
                 "dump has landed it stops, prints the counts read back from the Parquet files and the DuckDB,",
-                "Spark and Trino queries to run on them. Tables go to OUT/{snapshots,dumps,rejects}; the broker",
-                "and checkpoints to OUT/_state. An OUT left by an earlier demo is emptied first.",
-                "",
-                "  --dumps DIR  also publish every NAME.manifest.json + NAME.bin pair in DIR (your own dumps,",
-                "               damaged ones included: they land with their reason like any rank's) and wait",
-                "               for them too");
+                "Spark and Trino queries to run on them."), "", new Options(), new Verbosity());
     }
 
     @Override
     public int run(String[] argv, PrintStream out, PrintStream err) throws Exception {
-        Args a = Args.parse(argv, Set.of());
-        a.allowOnly(OPTIONS);
-        Path root = Path.of(a.get("out", "out/demo")).toAbsolutePath().normalize();
-        int ranks = a.getInt("ranks", 4);
-        int launches = a.getInt("launches", 6);
+        Verbosity verbosity = new Verbosity();
+        Options o = Cli.parse(new Options(), argv, verbosity);
+        verbosity.apply();
+        Path root = o.out.toAbsolutePath().normalize();
+        int ranks = o.ranks;
+        int launches = o.launches;
         if (ranks < 1 || launches < 1) {
             throw new UsageException("--ranks and --launches must be >= 1, got " + ranks + " and " + launches);
         }
-        Duration timeout = IngestConfig.duration(a, "timeout", Duration.ofMinutes(5));
-        Path dumps = a.has("dumps") ? Path.of(a.get("dumps", null)).toAbsolutePath().normalize() : null;
+        Duration timeout = o.timeout;
+        Path dumps = o.dumps != null ? o.dumps.toAbsolutePath().normalize() : null;
         int own = 0;
         if (dumps != null) {
             if (!Files.isDirectory(dumps)) {
@@ -104,17 +128,18 @@ public final class DemoCommand implements Command {
             c.group = "dumpstream-demo";
             c.checkpointInterval = Duration.ofSeconds(2);
             c.assemblyTimeout = Duration.ofMinutes(2);
-            c.parallelism = a.getInt("parallelism", -1);
+            c.parallelism = o.parallelism;
             c.resume = false;
             c.validate();
+            io.dumpstream.storage.FlinkSettings.install(o.flinkConf);
             try (LocalIngest job = LocalIngest.start(c, new Configuration())) {
                 out.printf("demo: ingestion job %s on a local MiniCluster, parallelism %d, tables under %s%n",
                         job.client().getJobID(), job.config().parallelism, root);
                 out.flush();
                 LocalIngest.noteCollector(err);
                 String[] sim = {"--bootstrap", c.bootstrap, "--ranks", Integer.toString(ranks),
-                    "--launches", Integer.toString(launches), "--records", a.get("records", "16"),
-                    "--payload-bytes", a.get("payload-bytes", "16384"), "--seed", a.get("seed", "1"),
+                    "--launches", Integer.toString(launches), "--records", Integer.toString(o.records),
+                    "--payload-bytes", Long.toString(o.payloadBytes), "--seed", Long.toString(o.seed),
                     "--run-id", RUN_ID};
                 if (new SimulateCommand().run(sim, out, err) != 0) {
                     return 1;

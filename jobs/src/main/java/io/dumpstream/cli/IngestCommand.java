@@ -1,5 +1,6 @@
 package io.dumpstream.cli;
 
+import io.dumpstream.options.Cli;
 import io.dumpstream.options.KafkaClientProperties;
 import io.dumpstream.job.IngestConfig;
 import io.dumpstream.job.IngestJob;
@@ -35,27 +36,27 @@ public final class IngestCommand implements Command {
 
     @Override
     public String usage() {
-        return String.join("\n",
-                "usage: dumpstream ingest --bootstrap HOST:PORT --out URI --checkpoints URI [options]",
-                "",
+        return Cli.usage(name(), String.join("\n",
                 "Consumes manifests and chunks from Kafka and writes the snapshots, dumps and rejects tables",
                 "under --out, exactly once: files are committed on each checkpoint. Runs until SIGTERM or Ctrl-C,",
                 "then stops with a savepoint under <checkpoints>/savepoints. Started again with the same",
                 "arguments it resumes from the newest retained checkpoint or savepoint (also after a crash or",
                 "SIGKILL). A progress line from the job's metrics goes to stderr every 10 s. On a cluster, run",
-                "the same arguments with `flink run dumpstream-cluster.jar` (main class " + IngestJob.class.getName() + ").",
-                "",
-                IngestConfig.USAGE);
+                "the same arguments with `flink run dumpstream-cluster.jar` (main class " + IngestJob.class.getName() + ")."),
+                "", new IngestConfig(), new Verbosity());
     }
 
     @Override
     public int run(String[] argv, PrintStream out, PrintStream err) throws Exception {
-        IngestConfig c = IngestConfig.parse(argv);
-        Configuration settings = FlinkSettings.current();
-        StorageCheck.writable("--out", c.out, settings);
-        StorageCheck.writable("--checkpoints", c.checkpoints, settings);
+        Verbosity verbosity = new Verbosity();
+        IngestConfig c = IngestConfig.parse(argv, System.getenv(), verbosity);
+        verbosity.apply();
         CountDownLatch stop = new CountDownLatch(1);
         Signals.onTerminate(stop::countDown);
+        // the process's Flink settings ($FLINK_CONF_DIR/config.yaml, -D) and file systems, then the locations
+        Configuration settings = FlinkSettings.install(c.flinkConf);
+        StorageCheck.writable("--out", c.out, settings);
+        StorageCheck.writable("--checkpoints", c.checkpoints, settings);
         LocalIngest job = LocalIngest.start(c, new Configuration());
         // one write of the whole line: log lines from other threads share this stream
         out.println(String.format("ingest: job %s on a local MiniCluster, parallelism %d, %s -> %s%s",

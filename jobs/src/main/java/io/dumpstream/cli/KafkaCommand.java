@@ -1,12 +1,13 @@
 package io.dumpstream.cli;
 
 import io.dumpstream.options.UsageException;
-import io.dumpstream.options.Args;
+import io.dumpstream.options.Cli;
+
+import picocli.CommandLine.Option;
 
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 
 import io.dumpstream.local.LocalKafka;
@@ -15,7 +16,6 @@ import io.dumpstream.publish.PublisherConfig;
 
 /** {@code kafka}: runs a local single-node broker until Ctrl-C or SIGTERM. */
 public final class KafkaCommand implements Command {
-    private static final Set<String> OPTIONS = Set.of("port", "dir", "partitions", "topic", "sasl-users");
 
     @Override
     public String name() {
@@ -27,42 +27,51 @@ public final class KafkaCommand implements Command {
         return "run a local single-node Kafka broker (KRaft) for development";
     }
 
+    /** The options of kafka. */
+    static final class Options {
+        @Option(names = "--dir", paramLabel = "DIR", required = true, description = "the broker's data (formatted on"
+                + " first use)")
+        Path dir;
+        @Option(names = "--port", paramLabel = "PORT", description = "client port on 127.0.0.1 (default ${DEFAULT-VALUE})")
+        int port = 9092;
+        @Option(names = "--partitions", paramLabel = "N", description = "partitions of TOPIC, also the default for"
+                + " auto-created topics (default ${DEFAULT-VALUE})")
+        int partitions = 3;
+        @Option(names = "--topic", paramLabel = "TOPIC", description = "created if missing (default ${DEFAULT-VALUE})")
+        String topic = PublisherConfig.DEFAULT_TOPIC;
+        @Option(names = "--sasl-users", paramLabel = "FILE", description = {"the client port takes SASL_PLAINTEXT with"
+            + " SCRAM-SHA-256 or SCRAM-SHA-512 only, for the users of FILE: one user=password a line (# comments; the"
+            + " password is the rest of the line, $${env:NAME} in it is the environment variable NAME). Each start creates"
+            + " or updates their SCRAM credentials. Broker-internal traffic stays PLAINTEXT on another loopback port."
+            + " Clients: --kafka-config FILE with security.protocol=SASL_PLAINTEXT, sasl.mechanism=SCRAM-SHA-256 and"
+            + " sasl.jaas.config=...ScramLoginModule ..."})
+        Path saslUsers;
+    }
+
     @Override
     public String usage() {
-        return String.join("\n",
-                "usage: dumpstream kafka --dir DIR [--port 9092] [--partitions 3] [--topic l1dump.v1]",
-                "           [--sasl-users FILE]",
-                "",
-                "Starts a broker on 127.0.0.1:PORT keeping its data in DIR (formatted on first use), creates",
-                "TOPIC with N partitions if missing (N is also the default for auto-created topics) and runs",
-                "until Ctrl-C or SIGTERM, then stops cleanly.",
-                "",
-                "  --sasl-users FILE  the client port takes SASL_PLAINTEXT with SCRAM-SHA-256 or SCRAM-SHA-512",
-                "                     only, for the users of FILE: one user=password a line (# comments; the",
-                "                     password is the rest of the line, ${env:NAME} in it is the environment",
-                "                     variable NAME). Each start creates or updates their SCRAM credentials.",
-                "                     Broker-internal traffic stays PLAINTEXT on another loopback port.",
-                "                     Clients: --kafka-config FILE with security.protocol=SASL_PLAINTEXT,",
-                "                     sasl.mechanism=SCRAM-SHA-256 and sasl.jaas.config=...ScramLoginModule ...");
+        return Cli.usage(name(), String.join("\n",
+                "Starts a broker on 127.0.0.1:PORT keeping its data in DIR, creates TOPIC if missing and runs until",
+                "Ctrl-C or SIGTERM, then stops cleanly."), "", new Options(), new Verbosity());
     }
 
     @Override
     public int run(String[] argv, PrintStream out, PrintStream err) throws Exception {
-        Args a = Args.parse(argv, Set.of());
-        a.allowOnly(OPTIONS);
-        int port = a.getInt("port", 9092);
-        int partitions = a.getInt("partitions", 3);
+        Verbosity verbosity = new Verbosity();
+        Options o = Cli.parse(new Options(), argv, verbosity);
+        verbosity.apply();
+        int port = o.port;
+        int partitions = o.partitions;
         if (port < 1 || port > 65535) {
             throw new UsageException("--port must be in [1, 65535], got " + port);
         }
         if (partitions < 1) {
             throw new UsageException("--partitions must be >= 1, got " + partitions);
         }
-        String topic = a.get("topic", PublisherConfig.DEFAULT_TOPIC);
-        LocalKafka.Builder builder = LocalKafka.builder().port(port).dataDir(Path.of(a.require("dir")))
-                .defaultPartitions(partitions);
-        if (a.has("sasl-users")) {
-            Path users = Path.of(a.require("sasl-users"));
+        String topic = o.topic;
+        LocalKafka.Builder builder = LocalKafka.builder().port(port).dataDir(o.dir).defaultPartitions(partitions);
+        if (o.saslUsers != null) {
+            Path users = o.saslUsers;
             if (!Files.isRegularFile(users)) {
                 throw new UsageException("--sasl-users " + users + " is not a file");
             }

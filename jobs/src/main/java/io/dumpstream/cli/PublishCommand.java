@@ -2,7 +2,10 @@ package io.dumpstream.cli;
 
 import io.dumpstream.options.KafkaClientProperties;
 import io.dumpstream.options.UsageException;
-import io.dumpstream.options.Args;
+import io.dumpstream.options.Cli;
+
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 
 import java.io.IOException;
 import java.io.PrintStream;
@@ -11,12 +14,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
+import java.util.Properties;
 
 import io.dumpstream.format.DumpFormatException;
 import io.dumpstream.manifest.ManifestParser;
 import io.dumpstream.publish.DumpPublisher;
-import io.dumpstream.publish.ManifestFormat;
 import io.dumpstream.publish.PublishException;
 import io.dumpstream.publish.PublishResult;
 import io.dumpstream.publish.PublisherConfig;
@@ -24,9 +26,6 @@ import io.dumpstream.publish.SpoolAgent;
 
 /** {@code publish}: sends one dump, or every pair in a directory, to Kafka and waits for the acks. */
 public final class PublishCommand implements Command {
-    private static final Set<String> OPTIONS =
-            Set.of("bootstrap", "topic", "manifest", "buffer", "dir", "manifest-format", "chunk-bytes",
-                    Args.KAFKA_CONFIG);
     private static final double MIB = 1024.0 * 1024.0;
 
     @Override
@@ -39,64 +38,49 @@ public final class PublishCommand implements Command {
         return "publish dump buffers and manifests to Kafka";
     }
 
-    @Override
-    public String usage() {
-        return String.join("\n",
-                "usage: dumpstream publish --bootstrap HOST:PORT [--topic l1dump.v1]",
-                "           (--manifest M.json --buffer B.bin | --dir DIR)",
-                "           [--manifest-format json|avro] [--chunk-bytes N]",
-                "           [--kafka-config FILE] [--kafka.<prop>=<value>]...",
-                "",
-                "  --manifest/--buffer  one dump: its manifest (JSON or Avro) and its buffer file",
-                "  --dir                every NAME" + SpoolAgent.MANIFEST_SUFFIX + " + NAME" + SpoolAgent.BUFFER_SUFFIX
-                        + " pair in DIR, by name",
-                "  --manifest-format    encoding of the manifest message (default json)",
-                "  --chunk-bytes        chunk size (default " + PublisherConfig.DEFAULT_CHUNK_BYTES + ")",
-                KAFKA_USAGE,
-                "",
-                "Progress goes to stderr; one line per dump published goes to stdout.");
+    /** The options of publish. */
+    static final class Options {
+        @Mixin
+        PublisherOptions publisher = new PublisherOptions();
+        @Option(names = "--manifest", paramLabel = "M.json", description = "one dump: its manifest (JSON or Avro)")
+        Path manifest;
+        @Option(names = "--buffer", paramLabel = "B.bin", description = "... and its buffer file")
+        Path buffer;
+        @Option(names = "--dir", paramLabel = "DIR", description = "every NAME" + SpoolAgent.MANIFEST_SUFFIX + " + NAME"
+                + SpoolAgent.BUFFER_SUFFIX + " pair in DIR, by name")
+        Path dir;
     }
 
-    /** The Kafka client options of publish, agent and simulate. */
-    static final String KAFKA_USAGE = String.join("\n",
-            "  --kafka-config FILE  Kafka client properties (security.protocol, sasl.*, ssl.*...), one",
-            "                       key=value a line; ${env:NAME} in a value is the environment variable NAME",
-            "  --kafka.<prop>       any Kafka producer property, over the file's, e.g.",
-            "                       --kafka.security.protocol=SSL; values of keys naming a password, jaas,",
-            "                       secret, token or key are never printed");
-
-    /** The publisher settings shared by {@code publish} and {@code agent}. */
-    static PublisherConfig publisherConfig(Args a) {
-        try {
-            PublisherConfig.Builder b = PublisherConfig.builder(a.require("bootstrap"))
-                    .topic(a.get("topic", PublisherConfig.DEFAULT_TOPIC))
-                    .chunkBytes(a.getInt("chunk-bytes", PublisherConfig.DEFAULT_CHUNK_BYTES))
-                    .clientProperties(a.kafkaProperties());
-            if (a.has("manifest-format")) {
-                b.manifestFormat(ManifestFormat.parse(a.get("manifest-format", "json")));
-            }
-            return b.build();
-        } catch (IllegalArgumentException e) {
-            throw new UsageException(e.getMessage());
-        }
+    @Override
+    public String usage() {
+        return Cli.usage(name(), "Sends one dump (--manifest with --buffer) or every pair of --dir to Kafka and waits for"
+                + " the acks.", "Progress goes to stderr; one line per dump published goes to stdout.", new Options(),
+                new Verbosity());
     }
 
     @Override
     public int run(String[] argv, PrintStream out, PrintStream err) throws Exception {
-        Args a = Args.parse(argv, Set.of());
-        a.allowOnly(OPTIONS);
+        Verbosity verbosity = new Verbosity();
+        Options o = Cli.parse(new Options(), argv, verbosity);
+        verbosity.apply();
+        String bootstrap = o.publisher.bootstrap();
         List<Path[]> pairs = new ArrayList<>();
-        if (a.has("dir")) {
-            if (a.has("manifest") || a.has("buffer")) {
+        if (o.dir != null) {
+            if (o.manifest != null || o.buffer != null) {
                 throw new UsageException("give either --dir or --manifest with --buffer, not both");
             }
-            pairs.addAll(pairsIn(Path.of(a.require("dir"))));
+            pairs.addAll(pairsIn(o.dir));
         } else {
-            pairs.add(new Path[] {Path.of(a.require("manifest")), Path.of(a.require("buffer"))});
+            if (o.manifest == null || o.buffer == null) {
+                throw new UsageException("missing required option " + (o.manifest == null ? "--manifest" : "--buffer")
+                        + " (or --dir)");
+            }
+            pairs.add(new Path[] {o.manifest, o.buffer});
         }
-        PublisherConfig config = publisherConfig(a);
-        err.println("publish: to " + a.require("bootstrap") + " with client properties "
-                + KafkaClientProperties.masked(a.kafkaProperties()));
+        PublisherConfig config = o.publisher.config();
+        Properties clientProperties = o.publisher.kafka.properties();
+        err.println("publish: to " + bootstrap + " with client properties "
+                + KafkaClientProperties.masked(clientProperties));
         int failures = 0;
         int dumps = 0;
         long bytes = 0;
@@ -119,8 +103,7 @@ public final class PublishCommand implements Command {
                     failures++;
                     err.println("dumpstream publish: " + pair[0] + ": " + e);
                 } catch (PublishException e) {
-                    String auth = KafkaClientProperties.authenticationFailure(e, a.require("bootstrap"),
-                            a.kafkaProperties());
+                    String auth = KafkaClientProperties.authenticationFailure(e, bootstrap, clientProperties);
                     if (auth == null) {
                         throw e;
                     }

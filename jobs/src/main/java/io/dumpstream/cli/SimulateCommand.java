@@ -2,7 +2,10 @@ package io.dumpstream.cli;
 
 import io.dumpstream.options.KafkaClientProperties;
 import io.dumpstream.options.UsageException;
-import io.dumpstream.options.Args;
+import io.dumpstream.options.Cli;
+
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
@@ -27,9 +30,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -38,9 +39,6 @@ import java.util.concurrent.atomic.AtomicReference;
  * and one publisher per rank, or writing spool pairs to a directory.
  */
 public final class SimulateCommand implements Command {
-    private static final Set<String> OPTIONS = Set.of("bootstrap", "topic", "ranks", "launches", "records",
-            "payload-bytes", "dtypes", "seed", "rate", "run-id", "sent", "out", "chunk-bytes", "manifest-format",
-            Args.KAFKA_CONFIG);
     private static final double MIB = 1024.0 * 1024.0;
     /** Dumps up to this size are built in memory; larger ones go through a temporary file. */
     static final long IN_MEMORY_LIMIT = 64L * 1024 * 1024;
@@ -56,64 +54,78 @@ public final class SimulateCommand implements Command {
         return "synthetic ranks publishing deterministic dumps to Kafka or a spool directory";
     }
 
+    /** The options of simulate; --bootstrap (with the publisher options) or --out says where the dumps go. */
+    static final class Options {
+        @Mixin
+        PublisherOptions publisher = new PublisherOptions();
+        @Option(names = "--out", paramLabel = "DIR", description = "instead of --bootstrap: write NAME"
+                + SpoolAgent.BUFFER_SUFFIX + " then NAME" + SpoolAgent.MANIFEST_SUFFIX + " per dump into DIR, each"
+                + " atomically")
+        Path out;
+        @Option(names = "--ranks", paramLabel = "N", description = "ranks (threads; with --bootstrap"
+                + " each publishes and waits for its acks), also the manifests' world_size")
+        Integer ranks;
+        @Option(names = "--launches", paramLabel = "K", description = "launches per rank; launch ids"
+                + " 0..K-1")
+        Long launches;
+        @Option(names = "--records", paramLabel = "R", description = "records per dump (default ${DEFAULT-VALUE}, at most"
+                + " 4096)")
+        int records = new SyntheticRanks.Config().records;
+        @Option(names = "--payload-bytes", paramLabel = "B", description = "typical bytes per record (default"
+                + " ${DEFAULT-VALUE}; sizes vary from 1/2 to 3/2 of it)")
+        long payloadBytes = new SyntheticRanks.Config().payloadBytes;
+        @Option(names = "--dtypes", paramLabel = "a,b,...", description = "dtypes to draw from (default"
+                + " ${DEFAULT-VALUE})")
+        String dtypes = String.join(",", SyntheticRanks.DEFAULT_DTYPES);
+        @Option(names = "--seed", paramLabel = "S", description = "generator seed (default ${DEFAULT-VALUE}); the same seed"
+                + " gives identical bytes")
+        long seed = 1;
+        @Option(names = "--rate", paramLabel = "DUMPS_PER_S", description = "total dumps per second over all ranks"
+                + " (default: as fast as possible)")
+        double rate;
+        @Option(names = "--run-id", paramLabel = "ID", description = "run_id of the manifests (default sim-<seed>)")
+        String runId;
+        @Option(names = "--sent", paramLabel = "FILE", description = "append one JSON line per dump sent: run_id, rank,"
+                + " launch_id, records, buffer_bytes, dump_id")
+        Path sent;
+    }
+
     @Override
     public String usage() {
-        return String.join("\n",
-                "usage: dumpstream simulate (--bootstrap HOST:PORT [--topic l1dump.v1] | --out DIR)",
-                "           --ranks N --launches K [--records R] [--payload-bytes B] [--dtypes a,b,...]",
-                "           [--seed S] [--rate DUMPS_PER_S] [--run-id ID] [--sent FILE]",
-                "           [--chunk-bytes N] [--manifest-format json|avro]",
-                "           [--kafka-config FILE] [--kafka.<prop>=<value>]...",
-                "",
-                "  --bootstrap      publish with N concurrent rank threads, each waiting for its acks",
-                "  --out            write NAME" + SpoolAgent.BUFFER_SUFFIX + " then NAME" + SpoolAgent.MANIFEST_SUFFIX
-                        + " per dump into DIR, each atomically",
-                "  --ranks          ranks (threads), also the manifests' world_size",
-                "  --launches       launches per rank; launch ids 0..K-1",
-                "  --records        records per dump (default 16, at most 4096)",
-                "  --payload-bytes  typical bytes per record (default 16384; sizes vary from 1/2 to 3/2 of it)",
-                "  --dtypes         dtypes to draw from (default " + String.join(",", SyntheticRanks.DEFAULT_DTYPES) + ")",
-                "  --seed           generator seed (default 1); the same seed gives identical bytes",
-                "  --rate           total dumps per second over all ranks (default: as fast as possible)",
-                "  --run-id         run_id of the manifests (default sim-<seed>)",
-                "  --sent           append one JSON line per dump sent: run_id, rank, launch_id, records,",
-                "                   buffer_bytes, dump_id",
-                "",
-                PublishCommand.KAFKA_USAGE,
-                "",
-                "Progress goes to stderr; a summary line goes to stdout.");
+        return Cli.usage(name(), "Synthetic ranks, one thread each, publishing deterministic dumps to Kafka (--bootstrap) or"
+                + " writing spool pairs (--out).", "Progress goes to stderr; a summary line goes to stdout.", new Options(),
+                new Verbosity());
     }
 
     @Override
     public int run(String[] argv, PrintStream out, PrintStream err) throws Exception {
-        Args a = Args.parse(argv, Set.of());
-        a.allowOnly(OPTIONS);
-        if (a.has("bootstrap") == a.has("out")) {
+        Verbosity verbosity = new Verbosity();
+        Options o = Cli.parse(new Options(), argv, verbosity);
+        verbosity.apply();
+        if ((o.publisher.bootstrap != null) == (o.out != null)) {
             throw new UsageException("give exactly one of --bootstrap and --out");
         }
-        int ranks = a.getInt("ranks", -1);
-        long launches = a.getLong("launches", -1);
-        if (!a.has("ranks") || ranks < 1) {
-            throw new UsageException("--ranks must be given and >= 1");
+        if (o.ranks == null || o.ranks < 1) {
+            throw new UsageException("--ranks must be given and >= 1, got " + o.ranks);
         }
-        if (!a.has("launches") || launches < 0) {
-            throw new UsageException("--launches must be given and >= 0");
+        if (o.launches == null || o.launches < 0) {
+            throw new UsageException("--launches must be given and >= 0, got " + o.launches);
         }
-        long seed = a.getLong("seed", 1);
-        double rate = a.getDouble("rate", 0);
+        int ranks = o.ranks;
+        long launches = o.launches;
+        long seed = o.seed;
+        double rate = o.rate;
         if (rate < 0 || Double.isNaN(rate) || Double.isInfinite(rate)) {
-            throw new UsageException("--rate must be a positive number of dumps per second, got " + a.get("rate", ""));
+            throw new UsageException("--rate must be a positive number of dumps per second, got " + rate);
         }
         SyntheticRanks.Config c = new SyntheticRanks.Config();
-        c.runId = a.get("run-id", "sim-" + seed);
+        c.runId = o.runId != null ? o.runId : "sim-" + seed;
         c.worldSize = ranks;
-        c.records = a.getInt("records", c.records);
-        c.payloadBytes = a.getLong("payload-bytes", c.payloadBytes);
-        if (a.has("dtypes")) {
-            c.dtypes = Arrays.stream(a.get("dtypes", "").split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList();
-        }
-        if (a.has("chunk-bytes")) {
-            c.chunkBytes = a.getInt("chunk-bytes", c.chunkBytes);
+        c.records = o.records;
+        c.payloadBytes = o.payloadBytes;
+        c.dtypes = java.util.Arrays.stream(o.dtypes.split(",")).map(String::trim).filter(x -> !x.isEmpty()).toList();
+        if (o.publisher.chunkBytes != null) {
+            c.chunkBytes = o.publisher.chunkBytes;
         }
         SyntheticRanks sim;
         try {
@@ -122,12 +134,12 @@ public final class SimulateCommand implements Command {
             throw new UsageException(e.getMessage());
         }
 
-        Path outDir = a.has("out") ? Path.of(a.get("out", "")) : null;
-        PublisherConfig pc = outDir == null ? PublishCommand.publisherConfig(a) : null;
+        Path outDir = o.out;
+        PublisherConfig pc = outDir == null ? o.publisher.config() : null;
         if (outDir != null) {
             Files.createDirectories(outDir);
         }
-        SentLog sent = a.has("sent") ? new SentLog(Path.of(a.get("sent", ""))) : null;
+        SentLog sent = o.sent != null ? new SentLog(o.sent) : null;
 
         long total = (long) ranks * launches;
         AtomicLong done = new AtomicLong();
@@ -174,7 +186,7 @@ public final class SimulateCommand implements Command {
         progress.finish(done.get(), bytes.get());
         if (failure.get() != null) {
             String auth = pc == null ? null : KafkaClientProperties.authenticationFailure(failure.get(),
-                    a.require("bootstrap"), a.kafkaProperties());
+                    o.publisher.bootstrap, o.publisher.kafka.properties());
             err.println("dumpstream simulate: " + (auth != null ? auth : failure.get().getMessage()));
             err.printf("%d of %d dumps sent%n", done.get(), total);
             return 1;

@@ -1,16 +1,16 @@
 package io.dumpstream.cli;
 
 import io.dumpstream.job.ProgressReporter;
+import io.dumpstream.options.Cli;
 import io.dumpstream.options.UsageException;
 import io.dumpstream.tensors.TensorSource;
 import io.dumpstream.tensors.TensorsConfig;
 import io.dumpstream.tensors.TensorsJob;
 import io.dumpstream.tensors.TensorsOptions;
-
-import org.apache.flink.configuration.Configuration;
 import io.dumpstream.storage.FlinkSettings;
 import io.dumpstream.storage.StorageCheck;
-import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+
+import org.apache.flink.configuration.Configuration;
 
 import java.io.PrintStream;
 import java.util.Locale;
@@ -35,30 +35,29 @@ public final class TensorsCommand implements Command {
 
     @Override
     public String usage() {
-        return String.join("\n",
-                "usage: tensors --in ROOT [--out OUT] [--run RUN ...] [--parallelism N]",
-                "",
+        return Cli.usage(name(), String.join("\n",
                 "Reads ROOT/snapshots (the decode/ingest output) and rebuilds every tensor, one per (run, rank, launch_id,",
                 "phase, parameter_position), from its task views in source_offset_bytes order: the extent covered (bytes,",
                 "elements, coverage), gaps, overlaps and whether overlapping views agree byte for byte, and the",
                 "statistics over the covered elements, each once. Views that disagree where they overlap are printed",
-                "with both task ids; so are views left out (unknown or mixed dtype, misaligned, bad extent).",
-                "",
-                "  --out OUT          root of the tensors table (default: ROOT)",
-                "  --run RUN          only this run (repeatable; default: every run under ROOT/snapshots)",
-                "  --parallelism N    default: the number of cores",
-                "",
+                "with both task ids; so are views left out (unknown or mixed dtype, misaligned, bad extent)."),
+                String.join("\n",
                 "Writes OUT/tensors/run=<run>/rank=<r>/*.parquet (schema ReassembledTensor: the counts, the statistics,",
                 "every view with its placement, the disagreements). Refuses a run whose tensors already exist under OUT.",
                 "A progress line goes to stderr every " + PROGRESS_SECONDS + " s. Exit status 0 when the job ran (whatever",
                 "it found), 2 for unusable arguments, 1 when the job failed. On a cluster: flink run -c "
-                        + TensorsJob.class.getName() + " dumpstream.jar with the same options.");
+                        + TensorsJob.class.getName() + " dumpstream.jar with the same options."),
+                new TensorsOptions(), new Verbosity());
     }
 
     @Override
     public int run(String[] argv, PrintStream out, PrintStream err) throws Exception {
-        TensorsConfig c = TensorsOptions.parse(argv);
-        Configuration conf = FlinkSettings.current();
+        Verbosity verbosity = new Verbosity();
+        TensorsOptions o = TensorsOptions.of(argv, verbosity);
+        verbosity.apply();
+        TensorsConfig c = o.config();
+        // the process's Flink settings ($FLINK_CONF_DIR/config.yaml, -D) under the job's own
+        Configuration conf = FlinkSettings.install(o.flinkConf);
         StorageCheck.readable("--in", c.in(), conf);
         StorageCheck.writable("--out", c.out(), conf);
         TensorSource source;
@@ -71,7 +70,6 @@ public final class TensorsCommand implements Command {
         conf.addAll(TensorsJob.configuration(c));
         ProgressReporter.enable(conf);
         ProgressReporter.forgetRetired();
-        StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(parallelism, conf);
         long t0 = System.nanoTime();
         ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "tensors-progress");
@@ -79,13 +77,16 @@ public final class TensorsCommand implements Command {
             return t;
         });
         ticker.scheduleAtFixedRate(() -> err.println(progress(t0)), PROGRESS_SECONDS, PROGRESS_SECONDS, TimeUnit.SECONDS);
-        try {
-            TensorsJob.runAndReport(env, c, source, out);
-        } catch (Exception e) {
-            err.println("dumpstream tensors: the job failed: " + cause(e));
-            return 1;
-        } finally {
-            ticker.shutdownNow();
+        try (LocalCluster cluster = new LocalCluster(parallelism, conf)) {
+            try {
+                TensorsJob.runAndReport(cluster.env(), c, source, out);
+            } catch (Exception e) {
+                ticker.shutdownNow(); // the verdict before the cluster's shutdown, no progress line after it
+                err.println("dumpstream tensors: the job failed: " + cause(e));
+                return 1;
+            } finally {
+                ticker.shutdownNow();
+            }
         }
         return 0;
     }

@@ -2,17 +2,20 @@ package io.dumpstream.job;
 
 import io.dumpstream.assemble.DumpAssembly;
 import io.dumpstream.iceberg.IcebergSettings;
-import io.dumpstream.options.Args;
+import io.dumpstream.options.Cli;
+import io.dumpstream.options.KafkaOptions;
 import io.dumpstream.options.UsageException;
 import io.dumpstream.publish.PublisherConfig;
 
 import java.io.Serializable;
 import java.time.Duration;
-import java.time.format.DateTimeParseException;
+import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
-import java.util.Set;
+
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 
 /**
  * The ingestion job's options, parsed once from the command line; the same arguments work for the
@@ -21,73 +24,53 @@ import java.util.Set;
 public final class IngestConfig implements Serializable {
     private static final long serialVersionUID = 1L;
 
-    public static final Set<String> OPTIONS = Set.of("bootstrap", "topic", "group", "out", "checkpoints",
-            "checkpoint-interval", "parallelism", "assembly-timeout", "dedup-retention", "dlq-topic",
-            "max-record-bytes", "reject-payload-cap", "row-group-bytes", "state-backend", "restart-attempts",
-            "no-resume", "max-parallelism", "sink-buffer-bytes", "zstd-level", "compact-bytes", "compact-checkpoints",
-            Args.KAFKA_CONFIG,
-            "iceberg-catalog", "iceberg-warehouse", "iceberg-namespace");
-    public static final Set<String> FLAGS = Set.of("no-resume");
-
-    public static final String USAGE = String.join("\n",
-            "  --bootstrap HOST:PORT        Kafka bootstrap servers (required)",
-            "  --topic T                    topic of manifests and chunks (default " + PublisherConfig.DEFAULT_TOPIC + ")",
-            "  --group G                    consumer group (default dumpstream-ingest); starts from its committed",
-            "                               offsets, else from the earliest",
-            "  --out URI                    output root: a local path or file://, s3a://, hdfs:// (required)",
-            "  --checkpoints URI            checkpoint directory (required); checkpoints are retained",
-            "  --checkpoint-interval D      e.g. 10s, 1m (default 10s); files are committed on each checkpoint",
-            "  --parallelism N              (default: the cluster's default; local: the number of cores)",
-            "  --assembly-timeout D         a dump still incomplete after this is INCOMPLETE (default 10m)",
-            "  --dedup-retention D          finished dump ids are remembered this long (default 24h)",
-            "  --dlq-topic T                dead-letter topic (default <topic>.dlq)",
-            "  --max-record-bytes N         largest accepted payload (default " + DumpAssembly.DEFAULT_MAX_RECORD_BYTES
-                    + ", at most an eighth of the TaskManager heap)",
-            "  --reject-payload-cap N       payload bytes kept with a reject (default " + DumpAssembly.DEFAULT_REJECT_PAYLOAD_CAP + ")",
-            "  --row-group-bytes N          Parquet row group size (default 4 MiB): bounds the buffer of one open file",
-            "  --zstd-level N               ZSTD level of the Parquet pages, 1..19 (default 1: tensor payloads compress",
-            "                               to the same size as at 3 for about a fifth less CPU; raise it for",
-            "                               compressible data such as masks or integer ids)",
-            "  --sink-buffer-bytes N        memory of the open files of one sink subtask (default 128 MiB; 0: an eighth",
-            "                               of the TaskManager heap, at least 32 MiB; about 0.25 MiB per open file): past it,",
-            "                               files roll (close and flush) before the checkpoint",
-            "  --compact-checkpoints N      merge each snapshot partition's parts into one file at least every N",
-            "                               checkpoints (default 0: no compaction); parts wait hidden until merged,",
-            "                               so snapshot rows land up to N+1 checkpoints after their dumps row (README)",
-            "  --compact-bytes N            ... and as soon as a partition's waiting parts reach N bytes",
-            "                               (default 128 MiB; needs --compact-checkpoints)",
-            "  --state-backend hashmap|rocksdb  (default hashmap)",
-            "  --restart-attempts N         restarts before the job fails (default: unbounded, exponential delay)",
-            "  --no-resume                  local ingest only: do not resume from the latest retained checkpoint",
-            "  --kafka-config FILE          Kafka client properties for the source, the DLQ producer and the",
-            "                               DLQ reader (security.protocol, sasl.*, ssl.*, ...), key=value a line;",
-            "                               ${env:NAME} in a value is the environment variable NAME",
-            "  --kafka.<prop>=<value>       any Kafka client property, over the file's; values of keys naming a",
-            "                               password, jaas, secret, token or key are never printed",
-            // Iceberg tables (README, "Iceberg tables")
-            "  --iceberg-catalog URL        also commit each checkpoint's files into Iceberg tables snapshots, dumps and",
-            "                               rejects (same files, no copy) in this JDBC catalog: jdbc:postgresql://H:P/DB;",
-            "                               user and password from $" + IcebergSettings.USER_ENV + " and $"
-                    + IcebergSettings.PASSWORD_ENV + " (default: off)",
-            "  --iceberg-warehouse URI      where the tables' metadata goes (default <out>/" + IcebergSettings.DEFAULT_WAREHOUSE_DIR + ")",
-            "  --iceberg-namespace NS       namespace of the three tables (default " + IcebergSettings.DEFAULT_NAMESPACE + ")");
-
+    @Option(names = "--bootstrap", paramLabel = "HOST:PORT", required = true, description = "Kafka bootstrap servers")
     public String bootstrap;
+    @Option(names = "--topic", paramLabel = "T", description = "topic of manifests and chunks (default ${DEFAULT-VALUE})")
     public String topic = PublisherConfig.DEFAULT_TOPIC;
+    @Option(names = "--group", paramLabel = "G", description = {"consumer group (default ${DEFAULT-VALUE}); starts from its"
+        + " committed offsets, else from the earliest"})
     public String group = "dumpstream-ingest";
+    @Option(names = "--out", paramLabel = "URI", required = true,
+            description = "output root: a local path or file://, s3a://, hdfs://")
     public String out;
+    @Option(names = "--checkpoints", paramLabel = "URI", required = true,
+            description = "checkpoint directory; checkpoints are retained")
     public String checkpoints;
+    @Option(names = "--checkpoint-interval", paramLabel = "D", description = "e.g. 10s, 1m (default ${DEFAULT-VALUE});"
+            + " files are committed on each checkpoint")
     public Duration checkpointInterval = Duration.ofSeconds(10);
+    @Option(names = "--parallelism", paramLabel = "N", description = "default: the cluster's default; local: the number"
+            + " of cores")
     public int parallelism = -1;
+    @Option(names = "--max-parallelism", paramLabel = "N", description = {"key groups of the keyed state (default"
+        + " ${DEFAULT-VALUE}): the highest parallelism a restart from this job's checkpoints can scale to"})
     public int maxParallelism = 128;
+    @Option(names = "--assembly-timeout", paramLabel = "D", description = "a dump still incomplete after this is"
+            + " INCOMPLETE (default ${DEFAULT-VALUE})")
     public Duration assemblyTimeout = Duration.ofMinutes(10);
+    @Option(names = "--dedup-retention", paramLabel = "D", description = "finished dump ids are remembered this long"
+            + " (default ${DEFAULT-VALUE})")
     public Duration dedupRetention = Duration.ofHours(24);
+    @Option(names = "--dlq-topic", paramLabel = "T", description = "dead-letter topic (default <topic>.dlq)")
     public String dlqTopic;
+    @Option(names = "--max-record-bytes", paramLabel = "N", description = "largest accepted payload (default"
+            + " ${DEFAULT-VALUE}, at most an eighth of the TaskManager heap)")
     public long maxRecordBytes = DumpAssembly.DEFAULT_MAX_RECORD_BYTES;
+    @Option(names = "--reject-payload-cap", paramLabel = "N", description = "payload bytes kept with a reject (default"
+            + " ${DEFAULT-VALUE})")
     public int rejectPayloadCap = DumpAssembly.DEFAULT_REJECT_PAYLOAD_CAP;
+    @Option(names = "--row-group-bytes", paramLabel = "N", description = "Parquet row group size (default"
+            + " ${DEFAULT-VALUE}): bounds the buffer of one open file")
     public long rowGroupBytes = 4L << 20;
+    @Option(names = "--zstd-level", paramLabel = "N", description = {"ZSTD level of the Parquet pages, 1..19 (default"
+        + " ${DEFAULT-VALUE}: tensor payloads compress to the same size as at 3 for about a fifth less CPU; raise it for"
+        + " compressible data such as masks or integer ids)"})
     public int zstdLevel = io.dumpstream.table.ParquetWriters.Settings.DEFAULT_ZSTD_LEVEL;
     /** 0: an eighth of the TaskManager heap (at least 32 MiB), decided where the sink runs. */
+    @Option(names = "--sink-buffer-bytes", paramLabel = "N", description = {"memory of the open files of one sink"
+        + " subtask (default ${DEFAULT-VALUE}; 0: an eighth of the TaskManager heap, at least 32 MiB; about 0.25 MiB per"
+        + " open file): past it, files roll (close and flush) before the checkpoint"})
     public long sinkBufferBytes = 128L << 20;
     public static final long DEFAULT_COMPACT_BYTES = 128L << 20;
     /**
@@ -95,57 +78,88 @@ public final class IngestConfig implements Serializable {
      * checkpoints (0: no compaction, the default: merged parts wait uncommitted, so rows land later).
      * The checkpoint trigger is required so that a small partition never waits on the byte threshold.
      */
+    @Option(names = "--compact-checkpoints", paramLabel = "N", description = {"merge each snapshot partition's parts into"
+        + " one file at least every N checkpoints (default ${DEFAULT-VALUE}: no compaction); parts wait hidden until"
+        + " merged, so snapshot rows land up to N+1 checkpoints after their dumps row (README)"})
     public int compactCheckpoints = 0;
     /** ... and as soon as a partition's waiting parts reach this many bytes. */
+    @Option(names = "--compact-bytes", paramLabel = "N", description = "... and as soon as a partition's waiting parts"
+            + " reach N bytes (default ${DEFAULT-VALUE}; needs --compact-checkpoints)")
     public long compactBytes = DEFAULT_COMPACT_BYTES;
+    @Option(names = "--state-backend", paramLabel = "hashmap|rocksdb", description = "default ${DEFAULT-VALUE}")
     public String stateBackend = "hashmap";
+    @Option(names = "--restart-attempts", paramLabel = "N", description = "restarts before the job fails (default:"
+            + " unbounded, exponential delay)")
     public int restartAttempts = -1;
     public boolean resume = true;
     public Properties kafka = new Properties();
+    /** {@code -D key=value}: Flink configuration settings of the job. */
+    @Option(names = "-D", paramLabel = Cli.FLINK_CONF_LABEL, description = Cli.FLINK_CONF_HELP)
+    public Map<String, String> flinkConf = new LinkedHashMap<>();
+    @Mixin
+    private transient KafkaOptions kafkaOptions = new KafkaOptions();
+
+    // Iceberg tables (README, "Iceberg tables"): read by parse into iceberg
+    @Option(names = "--iceberg-catalog", paramLabel = "URL", description = {"also commit each checkpoint's files into"
+            + " Iceberg tables snapshots, dumps and rejects of this JDBC catalog (jdbc:postgresql://HOST:PORT/DB; user and",
+            "password from $" + IcebergSettings.USER_ENV + " and $" + IcebergSettings.PASSWORD_ENV + "; default: off)"})
+    private transient String icebergCatalog;
+    @Option(names = "--iceberg-warehouse", paramLabel = "URI", description = "where the tables' metadata goes (default"
+            + " <out>/" + IcebergSettings.DEFAULT_WAREHOUSE_DIR + ")")
+    private transient String icebergWarehouse;
+    @Option(names = "--iceberg-namespace", paramLabel = "NS", description = "namespace of the three tables (default "
+            + IcebergSettings.DEFAULT_NAMESPACE + ")")
+    private transient String icebergNamespace;
     /** The Iceberg tables to commit into, or null: off (the default). */
     public IcebergSettings iceberg;
 
     public IngestConfig() {
     }
 
+    @Option(names = "--no-resume", description = "local ingest only: do not resume from the latest retained checkpoint")
+    private void noResume(boolean noResume) {
+        resume = !noResume;
+    }
+
     public static IngestConfig parse(String[] argv) {
         return parse(argv, System.getenv());
     }
 
-    /** Parses {@code argv}, expanding {@code ${env:NAME}} in Kafka client properties from {@code env}. */
-    public static IngestConfig parse(String[] argv, Map<String, String> env) {
-        Args a = Args.parse(argv, FLAGS);
-        a.allowOnly(OPTIONS);
+    /**
+     * Parses {@code argv} ({@code mixins}: option groups of the command line around the job, such as
+     * {@code --verbose}), checking that the {@code ${env:NAME}} references of Kafka client properties name variables
+     * of {@code env}.
+     */
+    public static IngestConfig parse(String[] argv, Map<String, String> env, Object... mixins) {
         IngestConfig c = new IngestConfig();
-        c.bootstrap = a.require("bootstrap");
-        c.topic = a.get("topic", c.topic);
-        c.group = a.get("group", c.group);
-        c.out = a.require("out");
-        c.checkpoints = a.require("checkpoints");
-        c.checkpointInterval = duration(a, "checkpoint-interval", c.checkpointInterval);
-        c.parallelism = a.getInt("parallelism", c.parallelism);
-        c.maxParallelism = a.getInt("max-parallelism", c.maxParallelism);
-        c.assemblyTimeout = duration(a, "assembly-timeout", c.assemblyTimeout);
-        c.dedupRetention = duration(a, "dedup-retention", c.dedupRetention);
-        c.dlqTopic = a.get("dlq-topic", c.topic + ".dlq");
-        c.maxRecordBytes = a.getLong("max-record-bytes", c.maxRecordBytes);
-        c.rejectPayloadCap = a.getInt("reject-payload-cap", c.rejectPayloadCap);
-        c.rowGroupBytes = a.getLong("row-group-bytes", c.rowGroupBytes);
-        c.sinkBufferBytes = a.getLong("sink-buffer-bytes", c.sinkBufferBytes);
-        c.zstdLevel = a.getInt("zstd-level", c.zstdLevel);
-        c.compactBytes = a.getLong("compact-bytes", c.compactBytes);
-        c.compactCheckpoints = a.getInt("compact-checkpoints", c.compactCheckpoints);
-        if (a.get("compact-bytes", null) != null && c.compactCheckpoints == 0) {
+        boolean compactBytesGiven = Cli.parseResult(c, argv, mixins).hasMatchedOption("--compact-bytes");
+        if (compactBytesGiven && c.compactCheckpoints == 0) {
             throw new UsageException("--compact-bytes " + c.compactBytes + " needs --compact-checkpoints N (N >= 1):"
                     + " compaction is on only with a checkpoint bound, so that rows of a small partition never wait"
                     + " for the byte threshold");
         }
-        c.stateBackend = a.get("state-backend", c.stateBackend).toLowerCase(Locale.ROOT);
-        c.restartAttempts = a.getInt("restart-attempts", c.restartAttempts);
-        c.resume = !a.flag("no-resume");
-        c.kafka = a.kafkaProperties(env);
-        c.iceberg = iceberg(a, c.out);
+        c.stateBackend = c.stateBackend.toLowerCase(Locale.ROOT);
+        c.kafka = c.kafkaOptions.properties(env);
+        c.iceberg = c.iceberg();
         return c.validate();
+    }
+
+    /** The Iceberg options, or null when --iceberg-catalog is not given (the others then refused). */
+    private IcebergSettings iceberg() {
+        if (icebergCatalog == null) {
+            if (icebergWarehouse != null) {
+                throw new UsageException("--iceberg-warehouse needs --iceberg-catalog jdbc:postgresql://HOST:PORT/DB");
+            }
+            if (icebergNamespace != null) {
+                throw new UsageException("--iceberg-namespace needs --iceberg-catalog jdbc:postgresql://HOST:PORT/DB");
+            }
+            return null;
+        }
+        String warehouse = icebergWarehouse == null
+                ? io.dumpstream.iceberg.IcebergTables.location(out) + "/" + IcebergSettings.DEFAULT_WAREHOUSE_DIR
+                : io.dumpstream.iceberg.IcebergTables.location(icebergWarehouse);
+        return new IcebergSettings(icebergCatalog, warehouse,
+                icebergNamespace == null ? IcebergSettings.DEFAULT_NAMESPACE : icebergNamespace).validate();
     }
 
     public IngestConfig validate() {
@@ -157,6 +171,12 @@ public final class IngestConfig implements Serializable {
         }
         if (parallelism == 0 || parallelism < -1) {
             throw new UsageException("--parallelism must be >= 1, got " + parallelism);
+        }
+        if (maxParallelism < 1 || maxParallelism > 32768) {
+            throw new UsageException("--max-parallelism must be in [1, 32768], got " + maxParallelism);
+        }
+        if (parallelism > maxParallelism) {
+            throw new UsageException("--parallelism " + parallelism + " exceeds --max-parallelism " + maxParallelism);
         }
         if (assemblyTimeout.toMillis() < 1) {
             throw new UsageException("--assembly-timeout must be positive, got " + assemblyTimeout);
@@ -194,56 +214,8 @@ public final class IngestConfig implements Serializable {
         return this;
     }
 
-    /** The Iceberg options, or null when --iceberg-catalog is not given (the others then refused). */
-    static IcebergSettings iceberg(Args a, String out) {
-        String catalog = a.get("iceberg-catalog", null);
-        if (catalog == null) {
-            for (String o : new String[] {"iceberg-warehouse", "iceberg-namespace"}) {
-                if (a.has(o)) {
-                    throw new UsageException("--" + o + " needs --iceberg-catalog jdbc:postgresql://HOST:PORT/DB");
-                }
-            }
-            return null;
-        }
-        String warehouse = a.get("iceberg-warehouse", null);
-        if (warehouse == null) {
-            warehouse = io.dumpstream.iceberg.IcebergTables.location(out) + "/" + IcebergSettings.DEFAULT_WAREHOUSE_DIR;
-        } else {
-            warehouse = io.dumpstream.iceberg.IcebergTables.location(warehouse);
-        }
-        return new IcebergSettings(catalog, warehouse, a.get("iceberg-namespace", IcebergSettings.DEFAULT_NAMESPACE))
-                .validate();
-    }
-
     public AssemblerSettings assembler() {
         return new AssemblerSettings(assemblyTimeout, dedupRetention, maxRecordBytes, rejectPayloadCap);
     }
 
-    /** Parses 10s, 500ms, 5m, 24h, 2d or an ISO-8601 duration (PT10S). */
-    public static Duration duration(Args a, String name, Duration def) {
-        String v = a.get(name, null);
-        if (v == null) {
-            return def;
-        }
-        String s = v.trim().toLowerCase(Locale.ROOT);
-        try {
-            if (s.startsWith("p")) {
-                return Duration.parse(s.toUpperCase(Locale.ROOT));
-            }
-            if (s.endsWith("ms")) {
-                return Duration.ofMillis(Long.parseLong(s.substring(0, s.length() - 2)));
-            }
-            long n = Long.parseLong(s.substring(0, s.length() - 1));
-            switch (s.charAt(s.length() - 1)) {
-                case 's': return Duration.ofSeconds(n);
-                case 'm': return Duration.ofMinutes(n);
-                case 'h': return Duration.ofHours(n);
-                case 'd': return Duration.ofDays(n);
-                default: break;
-            }
-        } catch (NumberFormatException | DateTimeParseException | StringIndexOutOfBoundsException e) {
-            // reported below
-        }
-        throw new UsageException("option --" + name + " must be a duration such as 10s, 5m or 24h, got '" + v + "'");
-    }
 }

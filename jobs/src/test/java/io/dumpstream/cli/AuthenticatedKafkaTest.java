@@ -2,7 +2,8 @@ package io.dumpstream.cli;
 
 import io.dumpstream.options.KafkaClientProperties;
 import io.dumpstream.options.UsageException;
-import io.dumpstream.options.Args;
+import io.dumpstream.options.Cli;
+import io.dumpstream.options.KafkaOptions;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -145,7 +146,8 @@ class AuthenticatedKafkaTest {
             assertTrue(wrong.err().contains("invalid credentials"), wrong.err());
 
             Child publishEnv = children.get(0);
-            assertTrue(publishEnv.process.waitFor(60, TimeUnit.SECONDS), "publish (env) ends");
+            boolean ended = publishEnv.process.waitFor(60, TimeUnit.SECONDS);
+            assertTrue(ended, "publish (env) ends: " + publishEnv.stderr());
             assertEquals(0, publishEnv.process.exitValue(), publishEnv.stderr());
             for (String spool : List.of("agent-file", "agent-env")) {
                 awaitTrue(() -> countIn(dir.resolve(spool).resolve("done"), ".manifest.json") == 4,
@@ -192,8 +194,11 @@ class AuthenticatedKafkaTest {
             String ingestLog = Files.readString(ingest.stderrFile);
             assertTrue(ingestLog.contains("ConsumerConfig values:") && ingestLog.contains("ProducerConfig values:")
                     && ingestLog.contains("sasl.jaas.config = [hidden]"), "Kafka's client config logging ran");
-            assertTrue(ingestLog.contains("Kafka client properties {sasl.jaas.config=****, sasl.mechanism=SCRAM-SHA-512,"
-                    + " security.protocol=SASL_PLAINTEXT}"), "the job logs its client properties masked");
+            assertTrue(ingestLog.contains("Kafka client properties {config.providers=env, config.providers.env.class="
+                    + "org.apache.kafka.common.config.provider.EnvVarConfigProvider,"
+                    + " config.providers.env.param.allowlist.pattern=^(DS_KAFKA_PASSWORD|DS_KAFKA_USER)$,"
+                    + " sasl.jaas.config=****, sasl.mechanism=SCRAM-SHA-512, security.protocol=SASL_PLAINTEXT}"),
+                    "the job logs its client properties masked, the password's reference resolved by its clients");
             assertTrue(Files.readString(children.get(1).stderrFile).contains("client properties {sasl.jaas.config=****"),
                     "the agent prints its client properties masked");
             System.out.printf("no password in %d outputs (%d chars), ingest log %d lines at INFO%n", texts.size(),
@@ -230,16 +235,15 @@ class AuthenticatedKafkaTest {
         InProcess sim = InProcess.run("simulate", "--out", spool.toString(), "--ranks", "1", "--launches", "2",
                 "--records", "2", "--payload-bytes", "1024", "--run-id", "agent-wrong");
         assertEquals(0, sim.status, sim.err());
-        Args a = Args.parse(new String[] {"--bootstrap", kafka.bootstrapServers(), "--topic", TOPIC, "--kafka-config",
-            wrong.toString()}, java.util.Set.of());
-        io.dumpstream.publish.SpoolAgent agent = new io.dumpstream.publish.SpoolAgent(spool,
-                PublishCommand.publisherConfig(a), 100);
+        PublisherOptions a = Cli.parse(new PublisherOptions(), new String[] {"--bootstrap", kafka.bootstrapServers(),
+            "--topic", TOPIC, "--kafka-config", wrong.toString()});
+        io.dumpstream.publish.SpoolAgent agent = new io.dumpstream.publish.SpoolAgent(spool, a.config(), 100);
         try {
             io.dumpstream.publish.SpoolAgent.Pass pass = agent.runOnce();
             assertEquals(0, pass.published());
             assertEquals(0, pass.failed(), "a refused login is not the pair's fault");
             String message = KafkaClientProperties.authenticationFailure(pass.retryable(), kafka.bootstrapServers(),
-                    a.kafkaProperties());
+                    a.kafka.properties());
             assertTrue(message != null && message.contains("sasl.mechanism SCRAM-SHA-512"), String.valueOf(pass.retryable()));
         } finally {
             agent.close();
@@ -249,24 +253,43 @@ class AuthenticatedKafkaTest {
     }
 
     @Test
-    void theLoaderExpandsTheEnvironmentLetsTheCommandLineWinAndNamesWhatIsMissing() throws Exception {
+    void theLoaderLeavesEnvReferencesToTheClientsLetsTheCommandLineWinAndNamesWhatIsMissing() throws Exception {
         Path f = write("loader.properties", "security.protocol=SASL_SSL\nsasl.mechanism=PLAIN\n"
                 + "ssl.truststore.password=${env:TS_PW}\nsasl.jaas.config=x password=\"${env:PW}\" ;\n");
-        Args a = Args.parse(new String[] {"--kafka-config", f.toString(), "--kafka.sasl.mechanism=SCRAM-SHA-256",
-            "--kafka.client.id=${env:ID}"}, java.util.Set.of());
-        Properties p = a.kafkaProperties(Map.of("TS_PW", "ts$1\\x", "PW", "p\"w", "ID", "rank-3"));
+        KafkaOptions a = Cli.parse(new KafkaOptions(), new String[] {"--kafka-config", f.toString(),
+            "--kafka.sasl.mechanism=SCRAM-SHA-256", "--kafka.client.id=${env:ID}"});
+        Properties p = a.properties(Map.of("TS_PW", "ts$1\\x", "PW", "p\"w", "ID", "rank-3"));
+        String provider = "org.apache.kafka.common.config.provider.EnvVarConfigProvider";
         assertEquals(Map.of("security.protocol", "SASL_SSL", "sasl.mechanism", "SCRAM-SHA-256",
-                "ssl.truststore.password", "ts$1\\x", "sasl.jaas.config", "x password=\"p\"w\" ;", "client.id", "rank-3"),
-                Map.copyOf(p));
-        assertEquals("{client.id=rank-3, sasl.jaas.config=****, sasl.mechanism=SCRAM-SHA-256,"
-                + " security.protocol=SASL_SSL, ssl.truststore.password=****}", KafkaClientProperties.masked(p));
-        UsageException e = assertThrows(UsageException.class, () -> a.kafkaProperties(Map.of("PW", "secret-1")));
+                "ssl.truststore.password", "${env:TS_PW}", "sasl.jaas.config", "x password=\"${env:PW}\" ;",
+                "client.id", "${env:ID}", "config.providers", "env", "config.providers.env.class", provider,
+                "config.providers.env.param.allowlist.pattern", "^(ID|PW|TS_PW)$"), Map.copyOf(p));
+        assertEquals("{client.id=${env:ID}, config.providers=env, config.providers.env.class=" + provider
+                + ", config.providers.env.param.allowlist.pattern=^(ID|PW|TS_PW)$, sasl.jaas.config=****,"
+                + " sasl.mechanism=SCRAM-SHA-256, security.protocol=SASL_SSL, ssl.truststore.password=****}",
+                KafkaClientProperties.masked(p));
+        UsageException e = assertThrows(UsageException.class, () -> a.properties(Map.of("PW", "secret-1", "ID", "r")));
         assertEquals("--kafka-config " + f + ": property ssl.truststore.password refers to ${env:TS_PW} but the"
                 + " environment variable TS_PW is not set", e.getMessage());
-        UsageException noFile = assertThrows(UsageException.class, () -> Args.parse(new String[] {"--kafka-config",
-            dir.resolve("absent.properties").toString()}, java.util.Set.of()).kafkaProperties(Map.of()));
+        UsageException noFile = assertThrows(UsageException.class, () -> Cli.parse(new KafkaOptions(), new String[] {
+            "--kafka-config", dir.resolve("absent.properties").toString()}).properties(Map.of()));
         assertTrue(noFile.getMessage().startsWith("--kafka-config " + dir.resolve("absent.properties")
                 + " cannot be read"), noFile.getMessage());
+        // a JVM that lists the providers Kafka may load must list this one
+        String property = "org.apache.kafka.automatic.config.providers";
+        System.setProperty(property, "org.apache.kafka.common.config.provider.FileConfigProvider");
+        try {
+            UsageException refused = assertThrows(UsageException.class, () -> a.properties(Map.of("TS_PW", "1", "PW", "2",
+                    "ID", "3")));
+            assertEquals("--kafka-config " + f + ": property sasl.jaas.config refers to ${env:NAME}, resolved by Kafka's "
+                    + provider + ", but this JVM's system property " + property
+                    + "=org.apache.kafka.common.config.provider.FileConfigProvider does not allow it", refused.getMessage());
+            System.setProperty(property, "org.apache.kafka.common.config.provider.FileConfigProvider," + provider);
+            assertEquals("x password=\"${env:PW}\" ;", a.properties(Map.of("TS_PW", "1", "PW", "2", "ID", "3"))
+                    .getProperty("sasl.jaas.config"));
+        } finally {
+            System.clearProperty(property);
+        }
     }
 
     @Test

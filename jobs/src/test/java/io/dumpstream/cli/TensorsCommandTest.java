@@ -38,7 +38,8 @@ class TensorsCommandTest {
         assertTrue(help[1].contains("  tensors    reassemble whole tensors from their task views"), help[1]);
         String[] usage = run("tensors", "--help");
         assertEquals("0", usage[0]);
-        assertTrue(usage[1].startsWith("usage: tensors --in ROOT [--out OUT] [--run RUN ...] [--parallelism N]\n"), usage[1]);
+        assertTrue(usage[1].startsWith("usage: tensors --in ROOT [--out OUT] [--run RUN]... [--parallelism N] [-D key=value]..."
+                + " [--verbose]\n"), usage[1]);
         assertTrue(usage[1].contains("flink run -c io.dumpstream.tensors.TensorsJob"), usage[1]);
     }
 

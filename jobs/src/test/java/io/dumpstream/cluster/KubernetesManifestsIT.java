@@ -127,7 +127,9 @@ class KubernetesManifestsIT {
         assertEquals(conf.get("execution.checkpointing.dir"), c.checkpoints, "--checkpoints and the operator agree");
         assertEquals(4, c.parallelism, "--parallelism and spec.job.parallelism agree");
         assertEquals(java.time.Duration.ofSeconds(30), c.checkpointInterval);
-        assertEquals("from-the-secret", c.kafka.getProperty("sasl.jaas.config"));
+        // the Secret's value stays in the pods' environment: each Kafka client resolves the reference
+        assertEquals("${env:KAFKA_SASL_JAAS_CONFIG}", c.kafka.getProperty("sasl.jaas.config"));
+        assertEquals("env", c.kafka.getProperty("config.providers"));
         assertEquals("SASL_SSL", c.kafka.getProperty("security.protocol"));
     }
 
