@@ -1,7 +1,7 @@
 package io.dumpstream.iceberg;
 
 import io.dumpstream.job.IngestConfig;
-import io.dumpstream.options.Args;
+import io.dumpstream.options.Cli;
 import io.dumpstream.options.UsageException;
 
 import org.apache.flink.core.fs.FileStatus;
@@ -65,19 +65,38 @@ public final class IcebergMaintenance {
                          List<String> dataNotInTable, List<String> referencedMissing) {
     }
 
+    /** The command line, declared once (picocli). */
+    static final class Options {
+        @picocli.CommandLine.Option(names = "--iceberg-catalog", paramLabel = "URL", required = true,
+                description = "the JDBC catalog (jdbc:postgresql://HOST:PORT/DB)")
+        String catalog;
+        @picocli.CommandLine.Option(names = "--iceberg-namespace", paramLabel = "NS", description = "default "
+                + IcebergSettings.DEFAULT_NAMESPACE)
+        String namespace = IcebergSettings.DEFAULT_NAMESPACE;
+        @picocli.CommandLine.Option(names = "--iceberg-warehouse", paramLabel = "URI", description = "default <out>/"
+                + IcebergSettings.DEFAULT_WAREHOUSE_DIR)
+        String warehouse;
+        @picocli.CommandLine.Option(names = "--out", paramLabel = "URI", required = true, description = "the tables' root")
+        String out;
+        @picocli.CommandLine.Option(names = "--expire-older-than", paramLabel = "D", description = "default 7d")
+        Duration expire = Duration.ofDays(7);
+        @picocli.CommandLine.Option(names = "--retain-last", paramLabel = "N", description = "default 100")
+        int retain = 100;
+        @picocli.CommandLine.Option(names = "--orphans-older-than", paramLabel = "D", description = "default 3d")
+        Duration orphans = Duration.ofDays(3);
+        @picocli.CommandLine.Option(names = "--dry-run", description = "report, delete nothing")
+        boolean dryRun;
+    }
+
     public static void main(String[] argv) {
         try {
-            Args a = Args.parse(argv, Set.of("dry-run"));
-            a.allowOnly(Set.of("iceberg-catalog", "iceberg-namespace", "iceberg-warehouse", "out", "expire-older-than",
-                    "retain-last", "orphans-older-than", "dry-run"));
-            String out = a.require("out");
-            IcebergSettings s = new IcebergSettings(a.require("iceberg-catalog"),
-                    IcebergTables.location(a.get("iceberg-warehouse",
-                            IcebergTables.location(out) + "/" + IcebergSettings.DEFAULT_WAREHOUSE_DIR)),
-                    a.get("iceberg-namespace", IcebergSettings.DEFAULT_NAMESPACE)).validate();
-            Duration expire = IngestConfig.duration(a, "expire-older-than", Duration.ofDays(7));
-            int retain = a.getInt("retain-last", 100);
-            Duration orphans = IngestConfig.duration(a, "orphans-older-than", Duration.ofDays(3));
+            Options o = Cli.parse(new Options(), argv);
+            String out = o.out;
+            IcebergSettings s = new IcebergSettings(o.catalog, IcebergTables.location(o.warehouse != null ? o.warehouse
+                    : IcebergTables.location(out) + "/" + IcebergSettings.DEFAULT_WAREHOUSE_DIR), o.namespace).validate();
+            Duration expire = o.expire;
+            int retain = o.retain;
+            Duration orphans = o.orphans;
             if (retain < 1) {
                 throw new UsageException("--retain-last must be >= 1, got " + retain);
             }
@@ -87,7 +106,7 @@ public final class IcebergMaintenance {
             }
             Catalog catalog = IcebergTables.open(s, System.getenv());
             try {
-                run(catalog, s, out, expire, retain, orphans, a.flag("dry-run"), System.out);
+                run(catalog, s, out, expire, retain, orphans, o.dryRun, System.out);
             } finally {
                 IcebergTables.close(catalog);
             }
