@@ -88,7 +88,7 @@ class IngestOnS3Benchmark {
     private static final AtomicLong JOBS = new AtomicLong();
 
     /** What one job measured. */
-    record Result(double jobCpuMsPerMib, double serverCpuMsPerMib, double requestsPerCheckpoint, double requestsPerMib,
+    record Result(double jobCpuMsPerMib, double jitMsPerMib, double serverCpuMsPerMib, double requestsPerCheckpoint, double requestsPerMib,
                   double filesPerCheckpoint, double snapshotFilesPerCheckpoint, double p50, double p95, double visibleP50,
                   double visibleP95, long dumps, long notVisible, double checkpointMillis, double diskWriteMibPerMib,
                   double checkpoints, double mib, Map<String, long[]> kinds) {
@@ -139,15 +139,15 @@ class IngestOnS3Benchmark {
         System.out.printf(Locale.ROOT, "ingest-on-s3: %d rounds, checkpoint every %ds, %ds published per job, %.1f min in all;"
                         + " medians over rounds (each round's figure is over its window of %d checkpoints)%n", ROUNDS,
                 INTERVAL.toSeconds(), SECONDS, (System.nanoTime() - t0) / 60e9, SECONDS / INTERVAL.toSeconds() - 1);
-        System.out.println("| shape | target | compact | job CPU ms/MiB | Ceph CPU ms/MiB | S3 requests/checkpoint |"
+        System.out.println("| shape | target | compact | job CPU ms/MiB | of it the JIT's | Ceph CPU ms/MiB | S3 requests/checkpoint |"
                 + " requests/MiB | files/checkpoint (snapshots) | checkpoint ms | publish-to-commit p50/p95 ms |"
                 + " snapshot rows visible p50/p95 ms | dumps (not visible) | disk writes MiB/MiB |");
-        System.out.println("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+        System.out.println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
         for (Map.Entry<String, List<Result>> e : results.entrySet()) {
             List<Result> rs = e.getValue();
-            System.out.printf(Locale.ROOT, "| %s | %.1f | %.1f | %.0f | %.1f | %.0f (%.0f) | %.0f | %.0f / %.0f | %.0f / %.0f"
+            System.out.printf(Locale.ROOT, "| %s | %.1f | %.1f | %.1f | %.0f | %.1f | %.0f (%.0f) | %.0f | %.0f / %.0f | %.0f / %.0f"
                             + " | %d (%d) | %.2f |%n", e.getKey().replace(" ", " | "),
-                    med(rs, Result::jobCpuMsPerMib), med(rs, Result::serverCpuMsPerMib), med(rs, Result::requestsPerCheckpoint),
+                    med(rs, Result::jobCpuMsPerMib), med(rs, Result::jitMsPerMib), med(rs, Result::serverCpuMsPerMib), med(rs, Result::requestsPerCheckpoint),
                     med(rs, Result::requestsPerMib), med(rs, Result::filesPerCheckpoint),
                     med(rs, Result::snapshotFilesPerCheckpoint), med(rs, Result::checkpointMillis), med(rs, Result::p50),
                     med(rs, Result::p95), med(rs, Result::visibleP50), med(rs, Result::visibleP95),
@@ -161,11 +161,16 @@ class IngestOnS3Benchmark {
                 List<Result> remote = results.get(key(shape.trim(), "s3", compact));
                 if (local != null && remote != null) {
                     List<Double> ratios = new ArrayList<>();
+                    List<Double> withoutJit = new ArrayList<>();
                     for (int i = 0; i < Math.min(local.size(), remote.size()); i++) {
-                        ratios.add(remote.get(i).jobCpuMsPerMib() / local.get(i).jobCpuMsPerMib());
+                        Result l = local.get(i);
+                        Result r = remote.get(i);
+                        ratios.add(r.jobCpuMsPerMib() / l.jobCpuMsPerMib());
+                        withoutJit.add((r.jobCpuMsPerMib() - r.jitMsPerMib()) / (l.jobCpuMsPerMib() - l.jitMsPerMib()));
                     }
                     System.out.printf(Locale.ROOT, "ingest-on-s3 shape=%s compact=%d job CPU s3/local=%.2f (rounds %s);"
-                                    + " with Ceph's CPU %.2f%n", shape.trim(), compact, median(ratios), twoPlaces(ratios),
+                                    + " without the JIT's threads %.2f (rounds %s); with Ceph's CPU %.2f%n", shape.trim(),
+                            compact, median(ratios), twoPlaces(ratios), median(withoutJit), twoPlaces(withoutJit),
                             (med(remote, Result::jobCpuMsPerMib) + med(remote, Result::serverCpuMsPerMib))
                                     / med(local, Result::jobCpuMsPerMib));
                 }
@@ -301,16 +306,17 @@ class IngestOnS3Benchmark {
             Map<String, long[]> kinds = onS3 ? ceph.requestsByKind(s0.rgwLogOffset, s0.wallMillis, s1.wallMillis)
                     : Map.of();
             long[] files = poller.filesListedBetween(s0.wallMillis, s1.wallMillis);
-            Result r = new Result(jobCpu / mib, (s1.cephCpu - s0.cephCpu) / 1e6 / mib, requests / checkpoints,
+            Result r = new Result(jobCpu / mib, threadCpu.getOrDefault(ThreadCpu.JIT, 0L) / 1e6 / mib,
+                    (s1.cephCpu - s0.cephCpu) / 1e6 / mib, requests / checkpoints,
                     requests / mib, files[0] / checkpoints, files[1] / checkpoints, p50, p95, visible[0], visible[1],
                     (long) visible[2], (long) visible[3], s1.checkpointMillis, (s1.writeBytes - s0.writeBytes) / MIB / mib,
                     checkpoints, mib, kinds);
-            System.out.printf(Locale.ROOT, "%s %s %s compact=%d: %.0f MiB over %.0f checkpoints (%.1f s); job CPU %.2f ms/MiB,"
-                            + " Ceph %.2f ms/MiB; S3 requests %d (%.1f/checkpoint; the harness's own %d not counted);"
+            System.out.printf(Locale.ROOT, "%s %s %s compact=%d: %.0f MiB over %.0f checkpoints (%.1f s); job CPU %.2f ms/MiB"
+                            + " (the JIT's threads %.2f), Ceph %.2f ms/MiB; S3 requests %d (%.1f/checkpoint; the harness's own %d not counted);"
                             + " files %d/checkpoint %.1f; publish-to-commit p50 %.0f p95 %.0f ms; snapshot rows visible"
                             + " p50 %.0f p95 %.0f ms (%d dumps, %d not visible); last checkpoint %d ms; disk writes %.2f MiB/MiB;"
                             + " OSD resident %d MiB%n", shapeName, target, label, compact, mib, checkpoints,
-                    (s1.wallMillis - s0.wallMillis) / 1e3, r.jobCpuMsPerMib(), r.serverCpuMsPerMib(), requests,
+                    (s1.wallMillis - s0.wallMillis) / 1e3, r.jobCpuMsPerMib(), r.jitMsPerMib(), r.serverCpuMsPerMib(), requests,
                     r.requestsPerCheckpoint(), harness, files[0], r.filesPerCheckpoint(), p50, p95, visible[0], visible[1],
                     (long) visible[2], (long) visible[3], s1.checkpointMillis, r.diskWriteMibPerMib(), ceph.osdResidentMib());
             if (onS3) {
