@@ -164,6 +164,17 @@ class IngestThroughputBenchmark {
 
     static Backlog publish(LocalKafka kafka, String topic, Shape shape, long seed, long total, double rate)
             throws Exception {
+        return publish(kafka, topic, shape, seed, total, rate, new Properties(), (manifest, millis) -> { });
+    }
+
+    /**
+     * {@link #publish(LocalKafka, String, Shape, long, long, double)} with producer {@code client} properties
+     * (e.g. a {@code client.id} that names its network thread), telling {@code sent} each dump's manifest and
+     * the wall-clock millisecond its publish started.
+     */
+    static Backlog publish(LocalKafka kafka, String topic, Shape shape, long seed, long total, double rate,
+                           Properties client, java.util.function.BiConsumer<io.dumpstream.schema.DumpManifest, Long> sent)
+            throws Exception {
         SyntheticRanks.Config c = new SyntheticRanks.Config();
         c.runId = "bench";
         c.worldSize = 4;
@@ -177,7 +188,8 @@ class IngestThroughputBenchmark {
         long messages = 0;
         long records = 0;
         long t0 = System.nanoTime();
-        try (DumpPublisher p = new DumpPublisher(PublisherConfig.builder(kafka.bootstrapServers()).topic(topic).build())) {
+        try (DumpPublisher p = new DumpPublisher(PublisherConfig.builder(kafka.bootstrapServers()).topic(topic)
+                .clientProperties(client).build())) {
             for (long launch = 0; bytes < total; launch++) {
                 for (int rank = 0; rank < 4 && bytes < total; rank++) {
                     if (rate > 0) {
@@ -187,6 +199,7 @@ class IngestThroughputBenchmark {
                         }
                     }
                     DumpBuilder.Dump d = sim.dump(rank, launch).build();
+                    sent.accept(d.manifest(), System.currentTimeMillis());
                     var r = p.publish(d.manifest(), ByteBuffer.wrap(d.buffer()));
                     dumps++;
                     bytes += d.buffer().length;
