@@ -10,16 +10,20 @@
 # Usage: bash deploy/local/test-deps.sh   (as root, or with sudo)
 set -euo pipefail
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-pkgs=()
+pkgs=()       # installed as .ci/run always did (with their recommended packages: Chromium's fonts, for one)
 for tool in curl jq chromium; do command -v "$tool" >/dev/null || pkgs+=("$tool"); done
 /usr/bin/python3 -c "import torch" 2>/dev/null || pkgs+=(python3-torch)
-ceph=0
-for tool in ceph-mon ceph-osd radosgw ceph; do command -v "$tool" >/dev/null || ceph=1; done
-[ "$ceph" -eq 0 ] || pkgs+=(ceph-mon ceph-mgr ceph-osd radosgw ceph-common)
 [ -x /usr/lib/postgresql/15/bin/pg_ctl ] || pkgs+=(postgresql)
-if [ ${#pkgs[@]} -gt 0 ]; then
-  echo "test-deps: installing ${pkgs[*]}" >&2
+ceph=()      # only what the one-node server needs (22 s from a warm mirror)
+for tool in ceph-mon ceph-osd radosgw ceph; do command -v "$tool" >/dev/null || ceph=(ceph-mon ceph-mgr ceph-osd radosgw ceph-common); done
+if [ ${#pkgs[@]} -gt 0 ] || [ ${#ceph[@]} -gt 0 ]; then
+  echo "test-deps: installing ${pkgs[*]} ${ceph[*]}" >&2
   $SUDO apt-get update -qq
-  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null
+  if [ ${#pkgs[@]} -gt 0 ]; then
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${pkgs[@]}" >/dev/null
+  fi
+  if [ ${#ceph[@]} -gt 0 ]; then
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${ceph[@]}" >/dev/null
+  fi
 fi
 echo "test-deps: every package the tests need is installed" >&2
