@@ -530,7 +530,7 @@ public class DumpAssembler extends KeyedProcessFunction<DumpKey, L1Message, Reco
         attemptState.clear();
         pendingState.clear();
         headState.clear();
-        manifests.remove(ctx.getCurrentKey());
+        manifests.remove(ctx.getCurrentKey().id); // the cache is keyed by the message key, the DumpKey's id
         metrics.attemptCleared();
     }
 
