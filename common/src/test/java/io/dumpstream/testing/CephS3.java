@@ -132,7 +132,9 @@ public final class CephS3 implements AutoCloseable {
 
     /**
      * Flink's S3 file system settings for this server (flink-s3-fs-hadoop/-presto keys), to pass as
-     * {@code -Dkey=value} or into a {@code Configuration}.
+     * {@code -Dkey=value} or into a {@code Configuration}. Ceph 16's gateway rejects the streaming (aws-chunked)
+     * v4 payload signature that flink-s3-fs-hadoop's AWS SDK v1 sends over plain HTTP
+     * ({@code XAmzContentSHA256Mismatch}) and accepts whole-request signing with the S3 signer, so that is set here.
      */
     public Map<String, String> flinkConfig() {
         Map<String, String> c = new LinkedHashMap<>();
@@ -140,6 +142,7 @@ public final class CephS3 implements AutoCloseable {
         c.put("s3.path.style.access", "true");
         c.put("s3.access-key", accessKey());
         c.put("s3.secret-key", secretKey());
+        c.put("s3.signing-algorithm", "S3SignerType");
         return c;
     }
 

@@ -76,7 +76,7 @@ public final class StorageCheck {
         try {
             fs = FileSystem.get(uri);
         } catch (UnsupportedFileSystemSchemeException e) {
-            Path plugins = FlinkSettings.pluginsDir() == null ? null : new Path(FlinkSettings.pluginsDir().toUri());
+            java.nio.file.Path plugins = FlinkSettings.pluginsDir();
             throw new StorageException(option + " " + location + ": no file system for scheme '" + uri.getScheme() + "'"
                     + (plugins == null
                         ? " (Flink's S3 file system is loaded from plugins/ beside dumpstream.jar, or from $"

@@ -27,7 +27,6 @@ public final class TableOutput implements Closeable {
     private final String location;
     private final TableWriter writer;
     private final java.nio.file.Path staging;
-    private int uploaded;
 
     private TableOutput(String location, TableWriter writer, java.nio.file.Path staging) {
         this.location = location;
@@ -52,13 +51,13 @@ public final class TableOutput implements Closeable {
         TableWriter writer = new TableWriter(staging, options);
         TableOutput out = new TableOutput(location, writer, staging);
         writer.onPublished((file, relative) -> {
-            out.upload(fs, objectStore, file, new Path(root, relative));
+            upload(fs, objectStore, file, new Path(root, relative));
             Files.delete(file);
         });
         return out;
     }
 
-    private void upload(FileSystem fs, boolean objectStore, java.nio.file.Path file, Path target) throws IOException {
+    private static void upload(FileSystem fs, boolean objectStore, java.nio.file.Path file, Path target) throws IOException {
         Path written = objectStore ? target
                 : new Path(target.getParent(), "." + target.getName() + "." + UUID.randomUUID() + ".uploading");
         try (InputStream in = Files.newInputStream(file);
@@ -69,7 +68,6 @@ public final class TableOutput implements Closeable {
             fs.delete(written, false);
             throw new IOException("could not rename " + written + " to " + target);
         }
-        uploaded++;
     }
 
     public TableWriter writer() {
@@ -79,11 +77,6 @@ public final class TableOutput implements Closeable {
     /** The root as the user should see it: an absolute local path, or the URI given. */
     public String location() {
         return location;
-    }
-
-    /** Files uploaded to a remote root so far (0 for a local one). */
-    public int uploaded() {
-        return uploaded;
     }
 
     /** Commits (and uploads) every open file. */

@@ -11,7 +11,6 @@ import io.dumpstream.format.DumpBuilder;
 import io.dumpstream.manifest.ManifestParser;
 import io.dumpstream.table.DuckDb;
 import io.dumpstream.testing.CephS3;
-import io.dumpstream.testing.Landing;
 
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -47,7 +46,6 @@ class ObjectStorageCommandsTest {
         s3.createBucket(BUCKET);
         flink = new ArrayList<>();
         s3.flinkConfig().forEach((k, v) -> flink.add("-D" + k + "=" + v));
-        flink.add("-Ds3.signing-algorithm=" + Landing.S3_SIGNER);
     }
 
     private static String[] cli(String... args) {

@@ -9,17 +9,13 @@ import io.dumpstream.options.UsageException;
 import org.apache.flink.connector.file.sink.compactor.FileCompactStrategy;
 import org.junit.jupiter.api.Test;
 
-import java.util.Map;
 
 /** {@code --compact-checkpoints} / {@code --compact-bytes}: off by default, on only with a checkpoint bound. */
 class IngestConfigCompactionTest {
     private static final String[] BASE = {"--bootstrap", "k:9093", "--out", "s3a://b/l1", "--checkpoints", "s3a://b/ck"};
 
     private static IngestConfig parse(String... extra) {
-        String[] a = new String[BASE.length + extra.length];
-        System.arraycopy(BASE, 0, a, 0, BASE.length);
-        System.arraycopy(extra, 0, a, BASE.length, extra.length);
-        return IngestConfig.parse(a, Map.of());
+        return IngestArgs.parse(BASE, extra);
     }
 
     @Test

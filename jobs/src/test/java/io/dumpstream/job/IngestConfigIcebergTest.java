@@ -13,7 +13,6 @@ import io.dumpstream.testing.Postgres;
 
 import org.junit.jupiter.api.Test;
 
-import java.util.Map;
 
 /**
  * The Iceberg options of {@code ingest}: off by default, defaults, one-line refusals naming the option
@@ -23,10 +22,7 @@ class IngestConfigIcebergTest {
     private static final String[] BASE = {"--bootstrap", "k:9093", "--out", "/tmp/l1", "--checkpoints", "/tmp/ck"};
 
     private static IngestConfig parse(String... extra) {
-        String[] a = new String[BASE.length + extra.length];
-        System.arraycopy(BASE, 0, a, 0, BASE.length);
-        System.arraycopy(extra, 0, a, BASE.length, extra.length);
-        return IngestConfig.parse(a, Map.of());
+        return IngestArgs.parse(BASE, extra);
     }
 
     @Test

@@ -17,10 +17,7 @@ class IngestConfigOptionsTest {
     private static final String[] BASE = {"--bootstrap", "k:9092", "--out", "/o", "--checkpoints", "/c"};
 
     private static IngestConfig parse(String... extra) {
-        String[] a = new String[BASE.length + extra.length];
-        System.arraycopy(BASE, 0, a, 0, BASE.length);
-        System.arraycopy(extra, 0, a, BASE.length, extra.length);
-        return IngestConfig.parse(a, Map.of());
+        return IngestArgs.parse(BASE, extra);
     }
 
     @Test

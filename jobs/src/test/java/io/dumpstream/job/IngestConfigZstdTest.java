@@ -8,17 +8,13 @@ import io.dumpstream.table.ParquetWriters;
 
 import org.junit.jupiter.api.Test;
 
-import java.util.Map;
 
 /** {@code --zstd-level}: 1 by default, 1..19, refused by name and value outside. */
 class IngestConfigZstdTest {
     private static final String[] BASE = {"--bootstrap", "k:9093", "--out", "/tmp/l1", "--checkpoints", "/tmp/ck"};
 
     private static IngestConfig parse(String... extra) {
-        String[] a = new String[BASE.length + extra.length];
-        System.arraycopy(BASE, 0, a, 0, BASE.length);
-        System.arraycopy(extra, 0, a, BASE.length, extra.length);
-        return IngestConfig.parse(a, Map.of());
+        return IngestArgs.parse(BASE, extra);
     }
 
     @Test

@@ -104,8 +104,6 @@ class IngestOnS3Benchmark {
         CephS3 s3 = CephS3.shared();
         s3.createBucket(BUCKET);
         Map<String, String> flink = new LinkedHashMap<>(s3.flinkConfig());
-        // Ceph 16 rejects the AWS SDK v1's streaming v4 signature of the plugin's uploads (XAmzContentSHA256Mismatch)
-        flink.put("s3.signing-algorithm", "S3SignerType");
         System.getProperties().stringPropertyNames().stream().filter(k -> k.startsWith("bench.flink."))
                 .forEach(k -> flink.put(k.substring("bench.flink.".length()), System.getProperty(k)));
         FlinkSettings.install(flink);

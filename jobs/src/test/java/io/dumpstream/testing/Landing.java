@@ -6,7 +6,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -66,7 +65,7 @@ public final class Landing {
 
     /**
      * The {@code -Dkey=value} arguments the CLI needs for this landing (none for a local one): the server's
-     * endpoint, path-style access, credentials, and the signature Ceph 16 accepts from the S3 plugin's SDK.
+     * {@link CephS3#flinkConfig()}.
      */
     public List<String> flinkArgs() {
         List<String> args = new ArrayList<>();
@@ -76,20 +75,8 @@ public final class Landing {
 
     /** The same settings as a map (for a {@code Configuration}). */
     public Map<String, String> flinkConfig() {
-        Map<String, String> c = new LinkedHashMap<>();
-        if (s3 != null) {
-            c.putAll(s3.flinkConfig());
-            c.put("s3.signing-algorithm", S3_SIGNER);
-        }
-        return c;
+        return s3 == null ? Map.of() : s3.flinkConfig();
     }
-
-    /**
-     * Ceph 16's gateway rejects the AWS SDK v1's streaming (aws-chunked) v4 payload signature that
-     * flink-s3-fs-hadoop sends over plain HTTP ({@code XAmzContentSHA256Mismatch}); whole-request signing
-     * with the S3 signer is accepted. Newer Ceph and AWS S3 need no such setting.
-     */
-    public static final String S3_SIGNER = "S3SignerType";
 
     /**
      * A local folder holding the committed tables: {@code dir/out} itself, or the S3 mirror brought up to date
@@ -131,12 +118,9 @@ public final class Landing {
             }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
-        } catch (RuntimeException unreachable) {
+        } catch (software.amazon.awssdk.core.exception.SdkException unreachable) {
             // the server may be down on purpose (an outage test): the mirror stays as it was
-            if (!(unreachable instanceof IllegalStateException)) {
-                return mirror;
-            }
-            throw unreachable;
+            return mirror;
         }
         return mirror;
     }
