@@ -15,6 +15,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -97,6 +99,18 @@ final class TrinoServer implements AutoCloseable {
             }
             Thread.sleep(250);
         }
+        // "starting":false comes before the coordinator's node manager has seen its own announcement (it
+        // refreshes every few seconds): a query in between fails with "No nodes available to run query"
+        String notYet = "";
+        while (!(notYet = server.activeWorkers()).isEmpty()) {
+            if (!p.isAlive() || System.nanoTime() > deadline) {
+                String out = Landed.read(log);
+                server.close();
+                throw new AssertionError("Trino has no active node to run queries (" + notYet + "):\n"
+                        + out.substring(Math.max(0, out.length() - 6000)));
+            }
+            Thread.sleep(250);
+        }
         System.out.printf("Trino server up on 127.0.0.1:%d in %.1f s (%s)%n", port, (System.nanoTime() - t0) / 1e9, java);
         return server;
     }
@@ -172,6 +186,21 @@ final class TrinoServer implements AutoCloseable {
             }
         } catch (IOException notYet) {
             return false;
+        }
+    }
+
+    /**
+     * Empty once a query that needs a worker node runs: the server's active nodes (its own coordinator,
+     * which also runs the work) are listed and a scan of them completes; else why not yet.
+     */
+    private String activeWorkers() {
+        try (Connection c = connect("system", "runtime"); Statement st = c.createStatement();
+                ResultSet rs = st.executeQuery("SELECT count(*) FROM system.runtime.nodes WHERE state = 'active'")) {
+            rs.next();
+            long active = rs.getLong(1);
+            return active > 0 ? "" : "0 active nodes";
+        } catch (Exception e) {
+            return String.valueOf(e.getMessage());
         }
     }
 
