@@ -98,6 +98,17 @@ public final class DecodeCommand implements Command {
             }
             pairs.add(new Path[]{o.manifest, o.buffer});
         }
+        try {
+            return decode(root, pairs, exampleDir != null, out, err);
+        } finally {
+            if (exampleDir != null) {
+                deleteExamples(exampleDir);
+            }
+        }
+    }
+
+    private static int decode(String root, List<Path[]> pairs, boolean examples, PrintStream out,
+                              PrintStream err) throws Exception {
         long started = System.nanoTime();
         long bytes = 0;
         int done = 0;
@@ -123,12 +134,22 @@ public final class DecodeCommand implements Command {
         }
         out.printf("decoded %d dump(s): %d records accepted, %d rejected, tables under %s%n", done, accepted,
                 rejected, location);
-        if (exampleDir != null) {
+        if (examples) {
             out.println("query them, for example:");
             out.println("  duckdb -c \"SELECT run, rank, stage, tensor_name, dtype, numel, mean FROM read_parquet('"
                     + location + "/snapshots/**/*.parquet', hive_partitioning=true)\"");
         }
         return 0;
+    }
+
+    /** Removes the copies {@link #extractExamples} made (they are inputs only: the tables are under --out). */
+    private static void deleteExamples(Path dir) throws IOException {
+        try (Stream<Path> files = Files.list(dir)) {
+            for (Path f : files.toList()) {
+                Files.deleteIfExists(f);
+            }
+        }
+        Files.deleteIfExists(dir);
     }
 
     /** Copies the bundled example dumps (NAME.manifest.json + NAME.bin pairs) into {@code dir}. */

@@ -26,8 +26,11 @@ class DecodeCommandTest {
 
     @Test
     void exampleDecodesEveryBundledDump(@TempDir Path root) throws Exception {
+        Path tmp = Path.of(System.getProperty("java.io.tmpdir"));
+        List<Path> examplesBefore = exampleCopies(tmp);
         String[] r = run("decode", "--example", "--out", root.toString());
         assertEquals("0", r[0], r[2]);
+        assertEquals(examplesBefore, exampleCopies(tmp), "decode --example removes the examples it extracted to " + tmp);
         assertTrue(r[1].contains("demo-run/0/1: COMPLETE, 24 accepted, 0 rejected of 24 records"), r[1]);
         assertTrue(r[1].contains("demo-run/1/2: COMPLETE, 5 accepted, 0 rejected of 5 records"), r[1]);
         assertTrue(r[1].contains("demo-run/6/7: COMPLETE, 3 accepted, 0 rejected of 3 records"), r[1]);
@@ -39,6 +42,12 @@ class DecodeCommandTest {
             assertTrue(parquet.stream().noneMatch(p -> p.getFileName().toString().startsWith(".")));
             assertEquals(1, parquet.stream().filter(p -> p.toString().contains("/rejects/")).count());
             assertEquals(4, parquet.stream().filter(p -> p.toString().contains("/dumps/")).count());
+        }
+    }
+
+    private static List<Path> exampleCopies(Path tmp) throws Exception {
+        try (Stream<Path> dirs = Files.list(tmp)) {
+            return dirs.filter(d -> d.getFileName().toString().startsWith("dumpstream-example")).sorted().toList();
         }
     }
 
