@@ -150,6 +150,12 @@ public final class KafkaCommand implements Command {
         }
         CountDownLatch stopped = new CountDownLatch(1);
         Thread hook = new Thread(() -> {
+            if (!kafka.stop()) {
+                err.printf("kafka node %d at %s: no controller quorum approved the controlled shutdown within %d s;"
+                        + " exiting without it (the log is recovered on the next start)%n", kafka.nodeId(),
+                        kafka.bootstrapServers(), LocalKafka.CLUSTER_SHUTDOWN_WAIT.toSeconds());
+                err.flush();
+            }
             kafka.close();
             stopped.countDown();
         }, "kafka-shutdown");

@@ -74,6 +74,8 @@ public final class LocalKafka implements AutoCloseable {
     public static final int MAX_REPLICATION_FACTOR = 3;
     private static final String CLUSTER_ID_FILE = "local-kafka.cluster-id";
     private static final String LOOPBACK = "127.0.0.1";
+    /** How long {@link #stop()} waits for a cluster node's shutdown; a healthy quorum approves it in seconds. */
+    public static final Duration CLUSTER_SHUTDOWN_WAIT = Duration.ofSeconds(20);
     /** The SASL mechanisms of the client listener with {@link Builder#saslUsers}; every user gets both. */
     public static final List<String> SCRAM_MECHANISMS = List.of("SCRAM-SHA-256", "SCRAM-SHA-512");
     private static final int SCRAM_ITERATIONS = 8192;
@@ -172,17 +174,44 @@ public final class LocalKafka implements AutoCloseable {
         return this;
     }
 
-    /** Stops the broker cleanly and waits for it; the data directory is kept. No-op when stopped. */
-    public synchronized void stop() {
+    /**
+     * Stops the broker cleanly and waits for it; the data directory is kept. No-op when stopped.
+     *
+     * <p>In a cluster the broker first asks the active controller to move its leaderships away, and
+     * Kafka waits up to 5 minutes for the answer; with no controller quorum left (the other voters
+     * down or cut off) none comes. So a cluster node waits {@link #CLUSTER_SHUTDOWN_WAIT} at most and
+     * then returns false, the shutdown going on in a daemon thread: a process that then exits leaves
+     * its log to be recovered on the next start, as after a crash.
+     *
+     * @return true when the broker stopped, false when a cluster node gave up waiting
+     */
+    public synchronized boolean stop() {
         if (server == null) {
-            return;
+            return true;
         }
         long t0 = System.nanoTime();
         KafkaRaftServer s = server;
         server = null;
-        shutdownQuietly(s);
+        if (voters.size() == 1) {
+            shutdownQuietly(s);
+        } else {
+            Thread t = new Thread(() -> shutdownQuietly(s), "kafka-node-" + nodeId + "-shutdown");
+            t.setDaemon(true);
+            t.start();
+            try {
+                t.join(CLUSTER_SHUTDOWN_WAIT.toMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            if (t.isAlive()) {
+                LOG.warn("Kafka node {} at {} not stopped after {} s (no controller quorum to approve its controlled"
+                        + " shutdown?); leaving it", nodeId, bootstrapServers(), CLUSTER_SHUTDOWN_WAIT.toSeconds());
+                return false;
+            }
+        }
         LOG.info("Kafka broker at {} stopped in {} ms", bootstrapServers(),
                 TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
+        return true;
     }
 
     /** {@link #stop()} then {@link #start()} on the same ports and data directory. */

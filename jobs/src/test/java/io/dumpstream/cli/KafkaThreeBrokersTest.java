@@ -47,8 +47,8 @@ import org.junit.jupiter.api.io.TempDir;
  * KRaft voter): the topic has 3 replicas and min.insync.replicas 2; a publisher with the project's
  * producer settings (acks=all, idempotence) goes on through the SIGKILL of a partition leader and
  * every record lands exactly once; with two of the three brokers down a write is refused, not
- * acknowledged, and once both are back the topic holds every acknowledged record once and nothing
- * else. Prints each broker's start time and resident memory.
+ * acknowledged; the last node still stops on SIGTERM; once all three are back the topic holds every
+ * acknowledged record once and nothing else. Prints each broker's start time and resident memory.
  */
 class KafkaThreeBrokersTest {
     private static final String TOPIC = "l1dump.v1";
@@ -72,7 +72,7 @@ class KafkaThreeBrokersTest {
                 started.put(id, awaitStarted(nodes.get(id), dir.resolve("node-" + id + ".out")));
                 long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - launched.get(id));
                 System.out.printf("broker %d: started %d ms after launch (3 JVMs starting at once on this machine),"
-                        + " RSS %d MiB%n", id, ms, rssKib(nodes.get(id)) / 1024);
+                        + " %.1f s of CPU, RSS %d MiB%n", id, ms, cpuSeconds(nodes.get(id)), rssKib(nodes.get(id)) / 1024);
             }
             String clusterId = LocalKafka.builder().nodeId(1).voters(voters).dataDir(dir.resolve("node-1")).build()
                     .clusterId();
@@ -187,11 +187,21 @@ class KafkaThreeBrokersTest {
                 assertInstanceOf(org.apache.kafka.common.errors.RetriableException.class, e.getCause());
             }
 
-            // both come back with their data: the refused record was never appended, the others are all there once
-            for (int id : List.of(leader, second)) {
+            // the last node stops on SIGTERM though no quorum can approve its controlled shutdown
+            long term = System.nanoTime();
+            nodes.get(survivor).destroy();
+            assertTrue(nodes.get(survivor).waitFor(90, TimeUnit.SECONDS), "the last node exits on SIGTERM");
+            System.out.printf("the last node exited %d ms after SIGTERM%n",
+                    TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - term));
+            assertTrue(Files.readString(dir.resolve("node-" + survivor + ".err")).contains("kafka node " + survivor
+                    + " at 127.0.0.1:" + ports[survivor - 1] + ": no controller quorum approved the controlled shutdown"
+                    + " within 20 s; exiting without it (the log is recovered on the next start)"));
+
+            // all three come back with their data: the refused record was never appended, the others are all there once
+            for (int id = 1; id <= 3; id++) {
                 nodes.put(id, startNode(id, ports[id - 1], voters, dir));
             }
-            for (int id : List.of(leader, second)) {
+            for (int id = 1; id <= 3; id++) {
                 awaitStarted(nodes.get(id), dir.resolve("node-" + id + ".out"));
             }
             assertEquals(expected, landed(bootstrap), "after the restarts, every acknowledged record once, no other");
@@ -268,6 +278,13 @@ class KafkaThreeBrokersTest {
             }
         }
         throw new AssertionError("no VmRSS for pid " + p.pid());
+    }
+
+    /** User plus system CPU time of {@code p} so far, from /proc (clock ticks of 1/100 s). */
+    private static double cpuSeconds(Process p) throws Exception {
+        String stat = Files.readString(Path.of("/proc", Long.toString(p.pid()), "stat"));
+        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+        return (Long.parseLong(f[11]) + Long.parseLong(f[12])) / 100.0;
     }
 
     private static byte[] bytes(String s) {
