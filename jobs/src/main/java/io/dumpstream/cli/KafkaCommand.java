@@ -63,7 +63,7 @@ public final class KafkaCommand implements Command {
             + " password is the rest of the line, $${env:NAME} in it is the environment variable NAME). Each start creates"
             + " or updates their SCRAM credentials. Broker-internal traffic stays PLAINTEXT on another loopback port."
             + " Clients: --kafka-config FILE with security.protocol=SASL_PLAINTEXT, sasl.mechanism=SCRAM-SHA-256 and"
-            + " sasl.jaas.config=...ScramLoginModule ..."})
+            + " sasl.jaas.config=...ScramLoginModule ... Single node only (not with --voters)"})
         Path saslUsers;
     }
 

@@ -53,7 +53,8 @@ import org.junit.jupiter.api.io.TempDir;
 class KafkaThreeBrokersTest {
     private static final String TOPIC = "l1dump.v1";
     private static final int RECORDS = 1500;
-    private static final String HEAP = "-Xmx256m";
+    /** The heap a broker gets; C1 only, to start three JVMs on two cores with less CPU (about 5 s instead of 8 each). */
+    private static final List<String> JVM = List.of("-Xmx256m", "-XX:TieredStopAtLevel=1");
 
     @Test
     void anAcknowledgedWriteSurvivesTheLossOfOneBrokerAndTwoLostRefuseWrites(@TempDir Path dir) throws Exception {
@@ -71,8 +72,9 @@ class KafkaThreeBrokersTest {
             for (int id = 1; id <= 3; id++) {
                 started.put(id, awaitStarted(nodes.get(id), dir.resolve("node-" + id + ".out")));
                 long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - launched.get(id));
-                System.out.printf("broker %d: started %d ms after launch (3 JVMs starting at once on this machine),"
-                        + " %.1f s of CPU, RSS %d MiB%n", id, ms, cpuSeconds(nodes.get(id)), rssKib(nodes.get(id)) / 1024);
+                System.out.printf("broker %d (%s): started %d ms after launch (3 JVMs starting at once on this"
+                        + " machine), %.1f s of CPU, RSS %d MiB%n", id, String.join(" ", JVM), ms,
+                        cpuSeconds(nodes.get(id)), rssKib(nodes.get(id)) / 1024);
             }
             String clusterId = LocalKafka.builder().nodeId(1).voters(voters).dataDir(dir.resolve("node-1")).build()
                     .clusterId();
@@ -225,6 +227,37 @@ class KafkaThreeBrokersTest {
                 usage("--cluster-id", "abc", "--dir", dir.toString()));
     }
 
+    @Test
+    void theNodesOfOneVoterListAgreeOnTheClusterIdAndRefuseAnotherClustersData(@TempDir Path dir) throws Exception {
+        String voters = "1@127.0.0.1:19093,2@127.0.0.1:19094,3@127.0.0.1:19095";
+        String id;
+        try (LocalKafka one = LocalKafka.builder().nodeId(1).voters(voters).build();
+             LocalKafka three = LocalKafka.builder().nodeId(3).voters("3@127.0.0.1:19095, 1@127.0.0.1:19093,"
+                     + "2@127.0.0.1:19094").build()) {
+            id = one.clusterId();
+            assertEquals(id, three.clusterId());
+            assertEquals(voters, three.voters());
+            assertEquals(3, three.replicationFactor());
+            assertEquals(2, three.minInsyncReplicas());
+        }
+        try (LocalKafka other = LocalKafka.builder().nodeId(1).voters("1@127.0.0.1:19093,2@127.0.0.1:19094").build()) {
+            assertTrue(!id.equals(other.clusterId()));
+            assertEquals(2, other.replicationFactor());
+            assertEquals(1, other.minInsyncReplicas());
+        }
+        // a data dir formatted for another cluster (here: a single node's random id) is refused before Kafka starts
+        Path data = dir.resolve("node-1");
+        Files.createDirectories(data.resolve("kraft-logs"));
+        Files.writeString(data.resolve("kraft-logs/meta.properties"), "version=1\nnode.id=1\ncluster.id=AAAAAAAAAAAAAAAAAAAAAQ\n");
+        LocalKafka node = LocalKafka.builder().nodeId(1).voters(voters).dataDir(data).build();
+        assertEquals("Kafka data dir " + data + " belongs to cluster.id AAAAAAAAAAAAAAAAAAAAAQ, not " + id
+                + " (derived from the voters " + voters + ")", assertThrows(java.io.IOException.class, node::start)
+                .getMessage());
+        LocalKafka node2 = LocalKafka.builder().nodeId(2).voters(voters).dataDir(data).build();
+        assertEquals("Kafka data dir " + data + " belongs to node.id 1, not node 2",
+                assertThrows(java.io.IOException.class, node2::start).getMessage());
+    }
+
     private static String usage(String... argv) {
         ByteArrayOutputStream sink = new ByteArrayOutputStream();
         PrintStream ps = new PrintStream(sink, true, StandardCharsets.UTF_8);
@@ -232,10 +265,12 @@ class KafkaThreeBrokersTest {
     }
 
     private static Process startNode(int id, int port, String voters, Path dir) throws Exception {
-        return ChildProcesses.track(new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                HEAP, "-cp", System.getProperty("java.class.path"), Main.class.getName(), "kafka", "--node-id",
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+        cmd.addAll(JVM);
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Main.class.getName(), "kafka", "--node-id",
                 Integer.toString(id), "--port", Integer.toString(port), "--voters", voters, "--dir",
-                dir.resolve("node-" + id).toString(), "--partitions", "3")
+                dir.resolve("node-" + id).toString(), "--partitions", "3"));
+        return ChildProcesses.track(new ProcessBuilder(cmd)
                 .redirectError(dir.resolve("node-" + id + ".err").toFile())
                 .redirectOutput(dir.resolve("node-" + id + ".out").toFile()).start());
     }
