@@ -211,7 +211,18 @@ public final class IngestConfig implements Serializable {
         if (dlqTopic.equals(topic)) {
             throw new UsageException("--dlq-topic must differ from --topic, both are '" + topic + "'");
         }
+        // the dead-letter producer writes with acks=all and idempotence (transactions need both)
+        requireKafka("acks", "all", "-1");
+        requireKafka("enable.idempotence", "true");
         return this;
+    }
+
+    private void requireKafka(String name, String... allowed) {
+        String v = kafka.getProperty(name);
+        if (v != null && java.util.Arrays.stream(allowed).noneMatch(a -> a.equalsIgnoreCase(v.trim()))) {
+            throw new UsageException("Kafka client property " + name + " must be " + allowed[0] + " (the dead-letter"
+                    + " producer writes with acks=all and idempotence), got '" + v + "'");
+        }
     }
 
     public AssemblerSettings assembler() {

@@ -190,6 +190,9 @@ public final class IngestJob {
         producer.putIfAbsent("transaction.timeout.ms", "600000");
         producer.putIfAbsent("max.request.size", Integer.toString(20 * 1024 * 1024));
         producer.putIfAbsent("compression.type", "lz4");
+        // a dead letter is acknowledged only once min.insync.replicas brokers have it; a retry never duplicates it
+        producer.put("acks", "all");
+        producer.put("enable.idempotence", "true");
         KafkaSink<L1Message> dlq = KafkaSink.<L1Message>builder()
                 .setBootstrapServers(c.bootstrap)
                 .setRecordSerializer(new DlqSerializer(c.dlqTopic))

@@ -33,6 +33,7 @@ import org.apache.kafka.clients.admin.UserScramCredentialsDescription;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.InvalidReplicationFactorException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.metadata.storage.Formatter;
@@ -41,13 +42,21 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A real single-node Apache Kafka broker (KRaft, combined broker and controller) running in this
- * JVM on loopback, for local runs and tests.
+ * A real Apache Kafka node (KRaft, combined broker and controller) running in this JVM, by default
+ * alone on loopback, for local runs and tests.
  *
  * <p>The broker and controller ports are fixed when the object is built, so {@link #stop()} then
  * {@link #start()} (or {@link #restart()}) brings the same broker back on the same address with the
  * same data: what clients see as "broker down, then up". Limits fit 1 MiB chunks and manifests up
  * to 16 MiB; the transaction and offsets topics use one replica so transactional producers work.
+ *
+ * <p>With {@link Builder#voters} several such nodes, each in its own process (usually on its own host),
+ * form one cluster: every node is a broker and a voter of the KRaft controller quorum, all format
+ * their storage with one cluster id, and topics get {@link #replicationFactor()} replicas (up to 3)
+ * with {@code min.insync.replicas} {@link #minInsyncReplicas()}: with 3 nodes an {@code acks=all}
+ * write is acknowledged once 2 replicas have it, so one node can be lost without losing an
+ * acknowledged record or stopping writes, and with two lost writes stop rather than go on unreplicated.
+ * The internal offsets and transaction topics get the same replication.
  *
  * <p>With {@link Builder#saslUsers} the client port takes SASL_PLAINTEXT with SCRAM-SHA-256 and
  * SCRAM-SHA-512 only. Each start then creates (or updates) the SCRAM credentials of the given users
@@ -60,14 +69,25 @@ public final class LocalKafka implements AutoCloseable {
 
     /** Largest record batch the broker accepts: a 16 MiB manifest plus 2 MiB of headroom. */
     public static final int MAX_MESSAGE_BYTES = 18 * 1024 * 1024;
-    private static final int NODE_ID = 1;
+    private static final int DEFAULT_NODE_ID = 1;
+    /** The most replicas a topic gets, however many nodes the cluster has. */
+    public static final int MAX_REPLICATION_FACTOR = 3;
     private static final String CLUSTER_ID_FILE = "local-kafka.cluster-id";
+    private static final String LOOPBACK = "127.0.0.1";
+    /** How long {@link #stop()} waits for a cluster node's shutdown; a healthy quorum approves it in seconds. */
+    public static final Duration CLUSTER_SHUTDOWN_WAIT = Duration.ofSeconds(20);
     /** The SASL mechanisms of the client listener with {@link Builder#saslUsers}; every user gets both. */
     public static final List<String> SCRAM_MECHANISMS = List.of("SCRAM-SHA-256", "SCRAM-SHA-512");
     private static final int SCRAM_ITERATIONS = 8192;
 
+    private final int nodeId;
+    private final String host;
     private final int port;
+    private final String controllerHost;
     private final int controllerPort;
+    /** The controller quorum, sorted by node id; one voter (this node) unless {@link Builder#voters} was given. */
+    private final List<Voter> voters;
+    private final String clusterId;
     private final Path dataDir;
     private final boolean deleteOnClose;
     private final int defaultPartitions;
@@ -78,8 +98,33 @@ public final class LocalKafka implements AutoCloseable {
     private Duration lastStartup = Duration.ZERO;
 
     private LocalKafka(Builder b) throws IOException {
-        this.port = b.port == 0 ? freePort() : b.port;
-        this.controllerPort = b.controllerPort == 0 ? freePort(this.port) : b.controllerPort;
+        this.nodeId = b.nodeId;
+        Voter self = b.voters.stream().filter(v -> v.id() == b.nodeId).findFirst().orElse(null);
+        if (!b.voters.isEmpty() && self == null) {
+            throw new IllegalArgumentException("node id " + b.nodeId + " is not one of the voters " + voterList(b.voters));
+        }
+        if (self != null && b.controllerPort != 0 && b.controllerPort != self.port()) {
+            throw new IllegalArgumentException("controller port " + b.controllerPort + " differs from this node's voter "
+                    + self);
+        }
+        if (b.voters.size() > 1 && !b.saslUsers.isEmpty()) {
+            throw new IllegalArgumentException("SASL users are supported on a single node only, not with "
+                    + b.voters.size() + " voters");
+        }
+        this.host = b.host != null ? b.host : self != null ? self.host() : LOOPBACK;
+        this.port = b.port == 0 ? freePort(host) : b.port;
+        if (self != null) {
+            this.controllerHost = self.host();
+            this.controllerPort = self.port();
+        } else {
+            this.controllerHost = host;
+            this.controllerPort = b.controllerPort == 0 ? freePort(host, this.port) : b.controllerPort;
+        }
+        if (controllerHost.equals(host) && controllerPort == port) {
+            throw new IllegalArgumentException("client port and controller port are both " + host + ":" + port);
+        }
+        this.voters = self != null ? List.copyOf(b.voters) : List.of(new Voter(nodeId, controllerHost, controllerPort));
+        this.clusterId = b.clusterId;
         if (b.dataDir == null) {
             this.dataDir = Files.createTempDirectory("local-kafka-");
             this.deleteOnClose = true;
@@ -90,7 +135,7 @@ public final class LocalKafka implements AutoCloseable {
         this.defaultPartitions = b.defaultPartitions;
         this.overrides = Map.copyOf(b.overrides);
         this.saslUsers = Map.copyOf(b.saslUsers);
-        this.internalPort = saslUsers.isEmpty() ? this.port : freePort(this.port, this.controllerPort);
+        this.internalPort = saslUsers.isEmpty() ? this.port : freePort(host, this.port, this.controllerPort);
     }
 
     public static Builder builder() {
@@ -116,7 +161,7 @@ public final class LocalKafka implements AutoCloseable {
             s.startup();
         } catch (RuntimeException e) {
             shutdownQuietly(s);
-            throw new IOException("Kafka broker on 127.0.0.1:" + port + " (dir " + dataDir + ") failed to start: "
+            throw new IOException("Kafka broker on " + host + ":" + port + " (dir " + dataDir + ") failed to start: "
                     + e.getMessage(), e);
         }
         server = s;
@@ -129,17 +174,44 @@ public final class LocalKafka implements AutoCloseable {
         return this;
     }
 
-    /** Stops the broker cleanly and waits for it; the data directory is kept. No-op when stopped. */
-    public synchronized void stop() {
+    /**
+     * Stops the broker cleanly and waits for it; the data directory is kept. No-op when stopped.
+     *
+     * <p>In a cluster the broker first asks the active controller to move its leaderships away, and
+     * Kafka waits up to 5 minutes for the answer; with no controller quorum left (the other voters
+     * down or cut off) none comes. So a cluster node waits {@link #CLUSTER_SHUTDOWN_WAIT} at most and
+     * then returns false, the shutdown going on in a daemon thread: a process that then exits leaves
+     * its log to be recovered on the next start, as after a crash.
+     *
+     * @return true when the broker stopped, false when a cluster node gave up waiting
+     */
+    public synchronized boolean stop() {
         if (server == null) {
-            return;
+            return true;
         }
         long t0 = System.nanoTime();
         KafkaRaftServer s = server;
         server = null;
-        shutdownQuietly(s);
+        if (voters.size() == 1) {
+            shutdownQuietly(s);
+        } else {
+            Thread t = new Thread(() -> shutdownQuietly(s), "kafka-node-" + nodeId + "-shutdown");
+            t.setDaemon(true);
+            t.start();
+            try {
+                t.join(CLUSTER_SHUTDOWN_WAIT.toMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            if (t.isAlive()) {
+                LOG.warn("Kafka node {} at {} not stopped after {} s (no controller quorum to approve its controlled"
+                        + " shutdown?); leaving it", nodeId, bootstrapServers(), CLUSTER_SHUTDOWN_WAIT.toSeconds());
+                return false;
+            }
+        }
         LOG.info("Kafka broker at {} stopped in {} ms", bootstrapServers(),
                 TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
+        return true;
     }
 
     /** {@link #stop()} then {@link #start()} on the same ports and data directory. */
@@ -152,9 +224,45 @@ public final class LocalKafka implements AutoCloseable {
         return server != null;
     }
 
-    /** {@code 127.0.0.1:<port>}; valid before start and after stop. */
+    /** {@code <host>:<port>} of this node ({@code 127.0.0.1:<port>} by default); valid before start and after stop. */
     public String bootstrapServers() {
-        return "127.0.0.1:" + port;
+        return host + ":" + port;
+    }
+
+    public int nodeId() {
+        return nodeId;
+    }
+
+    /** The controller quorum, {@code id@host:port} comma-separated, sorted by id. */
+    public String voters() {
+        return voterList(voters);
+    }
+
+    /** The cluster id this node's storage was (or will be) formatted with; null before the first start formats it. */
+    public String clusterId() throws IOException {
+        Path meta = logDir().resolve("meta.properties");
+        if (Files.exists(meta)) {
+            return metaProperties(meta).getProperty("cluster.id");
+        }
+        return wantedClusterId();
+    }
+
+    /** The cluster id given, or with several voters the derived one; null: a random one at format. */
+    private String wantedClusterId() {
+        return clusterId != null ? clusterId : voters.size() > 1 ? derivedClusterId(voters) : null;
+    }
+
+    /** Replicas of the topics this cluster creates: the number of voters, at most {@value #MAX_REPLICATION_FACTOR}. */
+    public int replicationFactor() {
+        return Math.min(MAX_REPLICATION_FACTOR, voters.size());
+    }
+
+    /**
+     * {@code min.insync.replicas} of every topic: one less than {@link #replicationFactor()} (2 of 3), at
+     * least 1, so an {@code acks=all} write survives the loss of any one replica.
+     */
+    public int minInsyncReplicas() {
+        return Math.max(1, replicationFactor() - 1);
     }
 
     public int port() {
@@ -173,10 +281,10 @@ public final class LocalKafka implements AutoCloseable {
 
     /**
      * Where {@link #admin()} connects: the client address, or with SASL the internal PLAINTEXT
-     * listener {@code 127.0.0.1:<internal port>}.
+     * listener {@code <host>:<internal port>}.
      */
     public String internalBootstrapServers() {
-        return "127.0.0.1:" + internalPort;
+        return host + ":" + internalPort;
     }
 
     /** Client properties for {@code user} on this broker: SASL_PLAINTEXT with {@code mechanism}; empty without SASL. */
@@ -213,18 +321,37 @@ public final class LocalKafka implements AutoCloseable {
         return lastStartup;
     }
 
-    /** Creates a topic (no-op if it exists) and waits until every partition has a leader. */
+    /**
+     * Creates a topic (no-op if it exists) with {@link #replicationFactor()} replicas and waits until
+     * every partition has a leader. In a cluster it waits (up to 60 s) for enough brokers to place
+     * the replicas.
+     */
     public void createTopic(String name, int partitions) {
         if (partitions < 1) {
             throw new IllegalArgumentException("partitions must be >= 1, got " + partitions);
         }
+        NewTopic topic = new NewTopic(name, partitions, (short) replicationFactor());
+        if (voters.size() > 1) {
+            topic.configs(Map.of("min.insync.replicas", Integer.toString(minInsyncReplicas())));
+        }
         try (Admin admin = admin()) {
-            try {
-                admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1))).all().get(30, TimeUnit.SECONDS);
-            } catch (ExecutionException e) {
-                if (!(e.getCause() instanceof TopicExistsException)) {
-                    throw new IllegalStateException("creating topic " + name + " failed: " + e.getCause(), e.getCause());
+            long placeDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (true) {
+                try {
+                    admin.createTopics(List.of(topic)).all().get(30, TimeUnit.SECONDS);
+                    break;
+                } catch (ExecutionException e) {
+                    if (e.getCause() instanceof TopicExistsException) {
+                        break;
+                    }
+                    // the other nodes' brokers are not all registered yet
+                    if (!(e.getCause() instanceof InvalidReplicationFactorException)
+                            || System.nanoTime() > placeDeadline) {
+                        throw new IllegalStateException("creating topic " + name + " with " + replicationFactor()
+                                + " replicas failed: " + e.getCause(), e.getCause());
+                    }
                 }
+                Thread.sleep(200);
             }
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
             while (true) {
@@ -279,18 +406,19 @@ public final class LocalKafka implements AutoCloseable {
         String max = Integer.toString(MAX_MESSAGE_BYTES);
         Map<String, String> p = new HashMap<>();
         p.put("process.roles", "broker,controller");
-        p.put("node.id", Integer.toString(NODE_ID));
-        p.put("controller.quorum.voters", NODE_ID + "@127.0.0.1:" + controllerPort);
+        p.put("node.id", Integer.toString(nodeId));
+        p.put("controller.quorum.voters", voters());
         p.put("controller.listener.names", "CONTROLLER");
+        String controller = ",CONTROLLER://" + controllerHost + ":" + controllerPort;
         if (saslUsers.isEmpty()) {
-            p.put("listeners", "PLAINTEXT://127.0.0.1:" + port + ",CONTROLLER://127.0.0.1:" + controllerPort);
-            p.put("advertised.listeners", "PLAINTEXT://127.0.0.1:" + port);
+            p.put("listeners", "PLAINTEXT://" + host + ":" + port + controller);
+            p.put("advertised.listeners", "PLAINTEXT://" + host + ":" + port);
             p.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
             p.put("inter.broker.listener.name", "PLAINTEXT");
         } else {
-            p.put("listeners", "CLIENT://127.0.0.1:" + port + ",INTERNAL://127.0.0.1:" + internalPort
-                    + ",CONTROLLER://127.0.0.1:" + controllerPort);
-            p.put("advertised.listeners", "CLIENT://127.0.0.1:" + port + ",INTERNAL://127.0.0.1:" + internalPort);
+            p.put("listeners", "CLIENT://" + host + ":" + port + ",INTERNAL://" + host + ":" + internalPort
+                    + controller);
+            p.put("advertised.listeners", "CLIENT://" + host + ":" + port + ",INTERNAL://" + host + ":" + internalPort);
             p.put("listener.security.protocol.map",
                     "CLIENT:SASL_PLAINTEXT,INTERNAL:PLAINTEXT,CONTROLLER:PLAINTEXT");
             p.put("inter.broker.listener.name", "INTERNAL");
@@ -302,15 +430,18 @@ public final class LocalKafka implements AutoCloseable {
         }
         p.put("log.dirs", logDir().toString());
         p.put("num.partitions", Integer.toString(defaultPartitions));
-        p.put("default.replication.factor", "1");
+        String rf = Integer.toString(replicationFactor());
+        String minIsr = Integer.toString(minInsyncReplicas());
+        p.put("default.replication.factor", rf);
+        p.put("min.insync.replicas", minIsr);
         p.put("auto.create.topics.enable", "true");
-        p.put("offsets.topic.replication.factor", "1");
+        p.put("offsets.topic.replication.factor", rf);
         p.put("offsets.topic.num.partitions", "1");
-        p.put("transaction.state.log.replication.factor", "1");
-        p.put("transaction.state.log.min.isr", "1");
+        p.put("transaction.state.log.replication.factor", rf);
+        p.put("transaction.state.log.min.isr", minIsr);
         p.put("transaction.state.log.num.partitions", "1");
-        p.put("share.coordinator.state.topic.replication.factor", "1");
-        p.put("share.coordinator.state.topic.min.isr", "1");
+        p.put("share.coordinator.state.topic.replication.factor", rf);
+        p.put("share.coordinator.state.topic.min.isr", minIsr);
         p.put("group.initial.rebalance.delay.ms", "0");
         p.put("message.max.bytes", max);
         p.put("replica.fetch.max.bytes", max);
@@ -330,16 +461,31 @@ public final class LocalKafka implements AutoCloseable {
         return dataDir.resolve("kraft-logs");
     }
 
+    /**
+     * Formats the storage on first use; a formatted directory must belong to this node and cluster
+     * (Kafka would refuse it later with a less direct message).
+     */
     private void formatIfNeeded() throws IOException {
         Path logDir = logDir();
-        if (Files.exists(logDir.resolve("meta.properties"))) {
+        Path meta = logDir.resolve("meta.properties");
+        if (Files.exists(meta)) {
+            Properties m = metaProperties(meta);
+            if (!Integer.toString(nodeId).equals(m.getProperty("node.id"))) {
+                throw new IOException("Kafka data dir " + dataDir + " belongs to node.id " + m.getProperty("node.id")
+                        + ", not node " + nodeId);
+            }
+            String wanted = wantedClusterId();
+            if (wanted != null && !wanted.equals(m.getProperty("cluster.id"))) {
+                throw new IOException("Kafka data dir " + dataDir + " belongs to cluster.id " + m.getProperty("cluster.id")
+                        + ", not " + wanted + (clusterId == null ? " (derived from the voters " + voters() + ")" : ""));
+            }
             return;
         }
         Files.createDirectories(logDir);
-        String clusterId = Uuid.randomUuid().toString();
+        String clusterId = wantedClusterId() != null ? wantedClusterId() : Uuid.randomUuid().toString();
         Formatter f = new Formatter()
                 .setPrintStream(new PrintStream(java.io.OutputStream.nullOutputStream(), true, StandardCharsets.UTF_8))
-                .setNodeId(NODE_ID)
+                .setNodeId(nodeId)
                 .setClusterId(clusterId)
                 .setDirectories(List.of(logDir.toString()))
                 .setMetadataLogDirectory(logDir.toString())
@@ -435,7 +581,9 @@ public final class LocalKafka implements AutoCloseable {
         try (Admin admin = admin()) {
             while (true) {
                 try {
-                    if (!admin.describeCluster().nodes().get(5, TimeUnit.SECONDS).isEmpty()) {
+                    // this node's broker is registered and unfenced (in a cluster: once a quorum of voters runs)
+                    if (admin.describeCluster().nodes().get(5, TimeUnit.SECONDS).stream()
+                            .anyMatch(n -> n.id() == nodeId)) {
                         return;
                     }
                 } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
@@ -461,9 +609,83 @@ public final class LocalKafka implements AutoCloseable {
         }
     }
 
-    private static int freePort(int... avoid) throws IOException {
+    private static Properties metaProperties(Path meta) throws IOException {
+        Properties m = new Properties();
+        try (var in = Files.newBufferedReader(meta, StandardCharsets.UTF_8)) {
+            m.load(in);
+        }
+        return m;
+    }
+
+    /**
+     * The cluster id of nodes given the same voters and no id: a name-based UUID of the sorted voter
+     * list, so the nodes of one cluster agree without sharing a file.
+     */
+    static String derivedClusterId(List<Voter> voters) {
+        java.util.UUID u = java.util.UUID.nameUUIDFromBytes(("dumpstream-kafka " + voterList(voters))
+                .getBytes(StandardCharsets.UTF_8));
+        return new Uuid(u.getMostSignificantBits(), u.getLeastSignificantBits()).toString();
+    }
+
+    private static String voterList(List<Voter> voters) {
+        return voters.stream().map(Voter::toString).collect(java.util.stream.Collectors.joining(","));
+    }
+
+    /**
+     * Parses a controller quorum {@code ID@HOST:PORT,ID@HOST:PORT,...} (Kafka's
+     * {@code controller.quorum.voters}); the error names the entry and what is wrong with it.
+     */
+    public static List<Voter> parseVoters(String spec) {
+        if (spec == null || spec.isBlank()) {
+            throw new IllegalArgumentException("voters must be ID@HOST:PORT,... got '" + spec + "'");
+        }
+        Map<Integer, Voter> byId = new java.util.TreeMap<>();
+        java.util.Set<String> addresses = new java.util.HashSet<>();
+        for (String entry : spec.split(",", -1)) {
+            String e = entry.trim();
+            int at = e.indexOf('@');
+            int colon = e.lastIndexOf(':');
+            if (at < 1 || colon < at + 2 || colon == e.length() - 1) {
+                throw new IllegalArgumentException("voter '" + e + "' is not ID@HOST:PORT");
+            }
+            int id;
+            int port;
+            try {
+                id = Integer.parseInt(e.substring(0, at));
+                port = Integer.parseInt(e.substring(colon + 1));
+            } catch (NumberFormatException x) {
+                throw new IllegalArgumentException("voter '" + e + "' is not ID@HOST:PORT (ID and PORT are numbers)");
+            }
+            if (id < 0) {
+                throw new IllegalArgumentException("voter '" + e + "' has a negative node id");
+            }
+            if (port < 1 || port > 65535) {
+                throw new IllegalArgumentException("voter '" + e + "' has port " + port + ", not in [1, 65535]");
+            }
+            Voter v = new Voter(id, e.substring(at + 1, colon), port);
+            if (byId.put(id, v) != null) {
+                throw new IllegalArgumentException("voter id " + id + " appears twice in '" + spec + "'");
+            }
+            if (!addresses.add(v.host() + ":" + port)) {
+                throw new IllegalArgumentException("voter address " + v.host() + ":" + port + " appears twice in '"
+                        + spec + "'");
+            }
+        }
+        return List.copyOf(byId.values());
+    }
+
+    /** A member of the controller quorum: node id and controller listener address. */
+    public record Voter(int id, String host, int port) {
+        @Override
+        public String toString() {
+            return id + "@" + host + ":" + port;
+        }
+    }
+
+    private static int freePort(String host, int... avoid) throws IOException {
+        InetAddress address = InetAddress.getByName(host);
         for (int attempt = 0; attempt < 20; attempt++) {
-            try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            try (ServerSocket s = new ServerSocket(0, 1, address)) {
                 int p = s.getLocalPort();
                 if (java.util.Arrays.stream(avoid).noneMatch(x -> x == p)) {
                     return p;
@@ -492,6 +714,10 @@ public final class LocalKafka implements AutoCloseable {
 
     /** Options of a {@link LocalKafka}; every one has a default. */
     public static final class Builder {
+        private int nodeId = DEFAULT_NODE_ID;
+        private String host;
+        private List<Voter> voters = List.of();
+        private String clusterId;
         private int port;
         private int controllerPort;
         private Path dataDir;
@@ -521,7 +747,55 @@ public final class LocalKafka implements AutoCloseable {
             return this;
         }
 
-        /** Client port on 127.0.0.1; 0 (the default) picks a free one once, kept across restarts. */
+        /** This node's id in the cluster (default 1); with {@link #voters} it must be one of them. */
+        public Builder nodeId(int id) {
+            if (id < 0) {
+                throw new IllegalArgumentException("node id must be >= 0, got " + id);
+            }
+            this.nodeId = id;
+            return this;
+        }
+
+        /**
+         * The address the client listener binds to and advertises; default this node's voter host
+         * with {@link #voters}, else 127.0.0.1.
+         */
+        public Builder host(String host) {
+            if (host == null || host.isBlank() || host.contains(":") || host.contains(",")) {
+                throw new IllegalArgumentException("host must be a host name or IPv4 address, got '" + host + "'");
+            }
+            this.host = host;
+            return this;
+        }
+
+        /**
+         * The controller quorum {@code ID@HOST:PORT,...} (see {@link #parseVoters}); this node's
+         * entry is its controller listener. Default: this node alone, a controller on a free port.
+         */
+        public Builder voters(String spec) {
+            this.voters = parseVoters(spec);
+            return this;
+        }
+
+        /**
+         * The cluster id to format new storage with (22 characters of base64, as {@code kafka-storage
+         * random-uuid} prints); default with several voters: derived from the voter list, else random.
+         */
+        public Builder clusterId(String id) {
+            try {
+                Uuid u = Uuid.fromString(id);
+                if (u.equals(Uuid.ZERO_UUID) || u.equals(Uuid.METADATA_TOPIC_ID)) {
+                    throw new IllegalArgumentException("reserved");
+                }
+            } catch (IllegalArgumentException | NullPointerException e) {
+                throw new IllegalArgumentException("cluster id must be a Kafka UUID (22 characters of URL-safe base64),"
+                        + " got '" + id + "'");
+            }
+            this.clusterId = id;
+            return this;
+        }
+
+        /** Client port on the host; 0 (the default) picks a free one once, kept across restarts. */
         public Builder port(int port) {
             if (port < 0 || port > 65535) {
                 throw new IllegalArgumentException("port must be in [0, 65535], got " + port);

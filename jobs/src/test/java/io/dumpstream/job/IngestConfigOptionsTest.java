@@ -57,4 +57,14 @@ class IngestConfigOptionsTest {
         assertEquals("--parallelism 8 exceeds --max-parallelism 4",
                 assertThrows(UsageException.class, () -> parse("--max-parallelism", "4", "--parallelism", "8")).getMessage());
     }
+
+    @Test
+    void theDeadLetterProducerKeepsAcksAllAndIdempotence() {
+        assertEquals("Kafka client property acks must be all (the dead-letter producer writes with acks=all and"
+                + " idempotence), got '1'", assertThrows(UsageException.class, () -> parse("--kafka.acks=1")).getMessage());
+        assertEquals("Kafka client property enable.idempotence must be true (the dead-letter producer writes with"
+                + " acks=all and idempotence), got 'false'",
+                assertThrows(UsageException.class, () -> parse("--kafka.enable.idempotence=false")).getMessage());
+        assertEquals("-1", parse("--kafka.acks=-1").kafka.getProperty("acks"));
+    }
 }
