@@ -24,6 +24,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipFile;
@@ -67,35 +69,59 @@ final class IcebergLake {
         if (lake == null) {
             long t0 = System.nanoTime();
             Path base = Landed.base();
-            Path pairs = Landed.pairs();
-            Postgres pg = Postgres.get();
+            // the hostile pairs (a JVM of their own) and PostgreSQL start while the broker does
+            CompletableFuture<Path> pairsMade = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return Landed.pairs();
+                } catch (Exception e) {
+                    throw new CompletionException(e);
+                }
+            });
+            CompletableFuture<Postgres> pgUp = CompletableFuture.supplyAsync(Postgres::get);
             Path logs = Files.createDirectories(base.resolve("iceberg-logs"));
             int port;
             try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
                 port = s.getLocalPort();
             }
+            Process kafka = background("kafka", logs, List.of("kafka", "--port", Integer.toString(port), "--dir",
+                    base.resolve("kafka").toString(), "--partitions", "2"), Map.of(), "kafka broker at ");
+            Path pairs;
+            Postgres pg;
+            try {
+                pairs = pairsMade.get();
+                pg = pgUp.get();
+            } catch (Exception e) {
+                kafka.destroyForcibly();
+                throw e;
+            }
             IcebergLake l = new IcebergLake(pg, base.resolve("iceberg-lake"), logs, "127.0.0.1:" + port);
+            l.processes.add(kafka);
             Runtime.getRuntime().addShutdownHook(new Thread(l::stop, "iceberg-lake-stop"));
-            l.background("kafka", List.of("kafka", "--port", Integer.toString(port), "--dir", base.resolve("kafka").toString(),
-                    "--partitions", "2"), Map.of(), "kafka broker at ");
+            double kafkaUp = (System.nanoTime() - t0) / 1e9;
+            // the broker made the topic: the publishers and the job start together (ingest reads from the earliest offsets)
+            Path examples = Files.createDirectories(base.resolve("examples"));
+            l.published += extractExamples(examples) + manifests(pairs) + 2 * 2;
+            List<Finished> publishers = List.of(
+                    l.start("publish-examples", List.of("publish", "--bootstrap", l.bootstrap, "--dir", examples.toString())),
+                    l.start("publish-hostile", List.of("publish", "--bootstrap", l.bootstrap, "--dir", pairs.toString())),
+                    l.start("simulate", List.of("simulate", "--bootstrap", l.bootstrap, "--ranks", "2", "--launches", "2",
+                            "--records", "8", "--run-id", "demo")));
             // the credentials reach ingest through its environment only, as the README says
-            l.background("ingest", List.of("ingest", "--bootstrap", l.bootstrap, "--out", l.out.toString(),
+            l.processes.add(background("ingest", logs, List.of("ingest", "--bootstrap", l.bootstrap, "--out", l.out.toString(),
                     "--checkpoints", base.resolve("iceberg-ck").toString(), "--checkpoint-interval", "1s", "--parallelism", "2",
-                    "--iceberg-catalog", pg.bareUrl()), pg.env(), "ingest: job ");
+                    "--iceberg-catalog", pg.bareUrl()), pg.env(), "ingest: job "));
+            double ingestUp = (System.nanoTime() - t0) / 1e9;
             l.catalog.setConf(new org.apache.hadoop.conf.Configuration());
             // the test JVM's pgpass file (Postgres) gives the driver the password
             l.catalog.initialize(NAMESPACE, Map.of("uri", pg.url(), "warehouse", "file:" + l.out.resolve("_iceberg")));
-            Path examples = Files.createDirectories(base.resolve("examples"));
-            l.published += extractExamples(examples);
-            l.run("publish-examples", List.of("publish", "--bootstrap", l.bootstrap, "--dir", examples.toString()));
-            l.published += manifests(pairs);
-            l.run("publish-hostile", List.of("publish", "--bootstrap", l.bootstrap, "--dir", pairs.toString()));
-            l.published += 2 * 2;
-            l.run("simulate", List.of("simulate", "--bootstrap", l.bootstrap, "--ranks", "2", "--launches", "2",
-                    "--records", "8", "--run-id", "demo"));
+            for (Finished f : publishers) {
+                f.await();
+            }
+            double publishedAt = (System.nanoTime() - t0) / 1e9;
             l.awaitCommitted();
-            System.out.printf("iceberg lake: %d dumps published and in the Iceberg tables in %.1f s (%s)%n", l.published,
-                    (System.nanoTime() - t0) / 1e9, l.out);
+            System.out.printf("iceberg lake: %d dumps published and in the Iceberg tables in %.1f s (broker up at %.1f s,"
+                    + " ingest at %.1f s, all published at %.1f s; %s)%n", l.published, (System.nanoTime() - t0) / 1e9, kafkaUp,
+                    ingestUp, publishedAt, l.out);
             lake = l;
         }
         return lake;
@@ -136,23 +162,31 @@ final class IcebergLake {
                     assertTrue(p.isAlive(), "a lake process exited; logs in " + logs + ": " + Landed.read(logs.resolve("ingest.log")));
                 }
                 Map<String, long[]> counts = new LinkedHashMap<>();
-                if (Files.isDirectory(out.resolve("dumps"))) {
-                    Rows.duckViews(st, out);
-                    for (String table : TABLES) {
-                        long files = Files.isDirectory(out.resolve(table)) ? Rows.count(st, "SELECT count(*) FROM " + table) : 0;
-                        counts.put(table, new long[] {files, icebergRows(table)});
-                    }
+                for (String table : TABLES) {
+                    // a table's directory comes with its first hidden in-progress file: count published files only
+                    long files = published(table) ? Rows.count(st, "SELECT count(*) FROM read_parquet('"
+                            + out.resolve(table).toString().replace("'", "''") + "/**/*.parquet')") : 0;
+                    counts.put(table, new long[] {files, icebergRows(table)});
                 }
                 state = counts.entrySet().stream().map(e -> e.getKey() + " " + e.getValue()[0] + " in files, " + e.getValue()[1]
                         + " in Iceberg").toList() + ", " + published + " dumps published";
-                if (!counts.isEmpty() && counts.get("dumps")[0] == published
-                        && counts.values().stream().allMatch(c -> c[0] == c[1])) {
+                if (counts.get("dumps")[0] == published && counts.values().stream().allMatch(c -> c[0] == c[1])) {
                     return;
                 }
                 Thread.sleep(250);
             }
         }
         throw new AssertionError("the lake did not settle in 3 min: " + state + "; logs in " + logs);
+    }
+
+    /** Whether {@code table} has a published file (the glob {@code **}{@code /*.parquet} sees no hidden in-progress file). */
+    private boolean published(String table) throws IOException {
+        if (!Files.isDirectory(out.resolve(table))) {
+            return false;
+        }
+        try (var files = Files.walk(out.resolve(table))) {
+            return files.anyMatch(f -> f.getFileName().toString().endsWith(".parquet") && !f.getFileName().toString().startsWith("."));
+        }
     }
 
     /** The row count of {@code table}'s current Iceberg snapshot (0 before its first commit). */
@@ -210,37 +244,50 @@ final class IcebergLake {
         return file;
     }
 
-    private List<String> command(List<String> args) {
+    private static List<String> command(List<String> args) {
         List<String> cmd = new ArrayList<>(List.of(Landed.javaBin(), "-XX:+UseParallelGC", "-Xmx768m", "-jar", jar().toString()));
         cmd.addAll(args);
         return cmd;
     }
 
+    /** A command of the jar running to its end. */
+    private record Finished(String name, List<String> args, Process process, Path log) {
+        /** Waits for it (2 min at most); it must succeed. */
+        void await() throws Exception {
+            if (!process.waitFor(2, TimeUnit.MINUTES)) {
+                process.destroyForcibly().waitFor();
+                throw new AssertionError(name + " did not finish in 2 min: " + Landed.read(log));
+            }
+            assertEquals(0, process.exitValue(), () -> String.join(" ", args) + " failed: " + Landed.read(log));
+        }
+    }
+
+    private Finished start(String name, List<String> args) throws IOException {
+        Path log = logs.resolve(name + ".log");
+        return new Finished(name, args, new ProcessBuilder(command(args)).redirectErrorStream(true).redirectOutput(log.toFile()).start(), log);
+    }
+
     /** Runs a command of the jar to its end (2 min at most), which must succeed. */
     private void run(String name, List<String> args) throws Exception {
-        Path log = logs.resolve(name + ".log");
-        Process p = new ProcessBuilder(command(args)).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-        if (!p.waitFor(2, TimeUnit.MINUTES)) {
-            p.destroyForcibly().waitFor();
-            throw new AssertionError(name + " did not finish in 2 min: " + Landed.read(log));
-        }
-        assertEquals(0, p.exitValue(), () -> String.join(" ", args) + " failed: " + Landed.read(log));
+        start(name, args).await();
     }
 
     /** Starts a command of the jar that keeps running, once its output has a line starting with {@code ready}. */
-    private void background(String name, List<String> args, Map<String, String> env, String ready) throws Exception {
+    private static Process background(String name, Path logs, List<String> args, Map<String, String> env, String ready)
+            throws Exception {
         Path log = logs.resolve(name + ".log");
         ProcessBuilder b = new ProcessBuilder(command(args)).redirectErrorStream(true).redirectOutput(log.toFile());
         b.environment().putAll(env);
         Process p = b.start();
-        processes.add(p);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
         while (!Landed.read(log).lines().anyMatch(l -> l.startsWith(ready))) {
             if (!p.isAlive() || System.nanoTime() > deadline) {
+                p.destroyForcibly();
                 throw new AssertionError(name + " did not start: " + Landed.read(log));
             }
             Thread.sleep(100);
         }
+        return p;
     }
 
     /** Stops ingest, then the broker (the JVM is exiting; PostgreSQL stops with {@link Postgres}'s own hook). */
