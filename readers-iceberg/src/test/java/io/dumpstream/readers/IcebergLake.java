@@ -3,7 +3,6 @@ package io.dumpstream.readers;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.dumpstream.table.HivePartition;
 import io.dumpstream.testing.HostileNames;
 import io.dumpstream.testing.Postgres;
 
@@ -205,14 +204,7 @@ final class IcebergLake {
      * stage name; {@code rows} must hold each of them.
      */
     static void assertHostileNames(List<String> rows) {
-        List<String> want = new ArrayList<>();
-        for (String name : HostileNames.NAMES) {
-            want.add(String.join("|", HivePartition.readBackValue(HivePartition.RUN, name), "5",
-                    HostileNames.PLAIN_STAGE, name, HostileNames.PLAIN_STAGE, "2", "128"));
-            want.add(String.join("|", HostileNames.STAGES_RUN, "5", HivePartition.readBackValue(HivePartition.STAGE, name),
-                    HostileNames.STAGES_RUN, name, "2", "128"));
-        }
-        List<String> missing = want.stream().filter(w -> !rows.contains(w)).toList();
+        List<String> missing = Rows.hostileSnapshotRows().stream().filter(w -> !rows.contains(w)).toList();
         assertTrue(missing.isEmpty(), "hostile-name rows the reader does not give: " + missing);
         assertTrue(HostileNames.NAMES.stream().filter(HostileNames.SUPPLEMENTARY).count() >= 2, "names beyond the BMP among them");
     }

@@ -4,8 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import org.apache.spark.sql.Dataset;
-import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
@@ -40,14 +38,10 @@ class IcebergSparkReadsIT {
     @BeforeAll
     static void landAndStartSpark() throws Exception {
         lake = IcebergLake.get();
-        List<String> launch = Rows.readmeBlock("```bash", "pyspark --packages org.apache.iceberg:");
-        List<String> words = List.of(String.join(" ", launch.stream().map(l -> l.endsWith("\\") ? l.substring(0, l.length() - 1) : l)
-                .toList()).trim().split("\\s+"));
-        assertEquals("pyspark", words.get(0), launch.toString());
+        List<String> words = Rows.pysparkWords("pyspark --packages org.apache.iceberg:");
         Set<String> packages = new TreeSet<>();
         Map<String, String> conf = new TreeMap<>();
         for (int i = 1; i < words.size(); i += 2) {
-            assertTrue(i + 1 < words.size(), "README pyspark option without a value: " + words.get(i));
             String value = words.get(i + 1);
             switch (words.get(i)) {
                 case "--packages" -> packages.addAll(List.of(value.split(",")));
@@ -107,16 +101,16 @@ class IcebergSparkReadsIT {
             assertTrue(spark.table("rejects").count() > 0, "the rejected example is there");
             String names = "SELECT run, rank, stage, run_id, stage_name, count(*) AS n, sum(numel) AS elements"
                     + " FROM snapshots GROUP BY run, rank, stage, run_id, stage_name";
-            List<String> bySpark = rows(spark.sql(names)).stream().sorted().toList();
+            List<String> bySpark = Rows.rows(spark.sql(names)).stream().sorted().toList();
             assertEquals(Rows.rows(duckSt, names).stream().sorted().toList(), bySpark, names);
             IcebergLake.assertHostileNames(bySpark);
 
             // a run that lands while the session is open: its next query has it, with no DDL or refresh in between
             String run = "late-for-spark";
             String runs = "SELECT run, count(*) AS n FROM snapshots GROUP BY run ORDER BY run";
-            assertFalse(rows(spark.sql(runs)).stream().anyMatch(r -> r.startsWith(run + "|")));
+            assertFalse(Rows.rows(spark.sql(runs)).stream().anyMatch(r -> r.startsWith(run + "|")));
             double seconds = lake.landNewRun(run);
-            List<String> after = rows(spark.sql(runs));
+            List<String> after = Rows.rows(spark.sql(runs));
             assertTrue(after.stream().anyMatch(r -> r.startsWith(run + "|")), run + " is in Spark's next query: " + after);
             Rows.duckViews(duckSt, lake.out);
             assertEquals(Rows.rows(duckSt, runs), after, runs);
@@ -130,7 +124,7 @@ class IcebergSparkReadsIT {
     private static void sameAsDuckDb(Statement duckSt, List<String> queries) throws Exception {
         Rows.duckViews(duckSt, lake.out);
         for (String q : queries) {
-            List<String> bySpark = rows(spark.sql(q));
+            List<String> bySpark = Rows.rows(spark.sql(q));
             assertFalse(bySpark.isEmpty(), q);
             assertEquals(Rows.rows(duckSt, q), bySpark, q);
             System.out.printf("spark = duckdb on Iceberg: %d rows for %s%n", bySpark.size(), q);
@@ -138,17 +132,5 @@ class IcebergSparkReadsIT {
         for (String table : IcebergLake.TABLES) {
             assertEquals(Rows.count(duckSt, "SELECT count(*) FROM " + table), spark.table(table).count(), table);
         }
-    }
-
-    private static List<String> rows(Dataset<Row> d) {
-        List<String> out = new ArrayList<>();
-        for (Row r : d.collectAsList()) {
-            List<String> cells = new ArrayList<>();
-            for (int i = 0; i < r.length(); i++) {
-                cells.add(Rows.cell(r.get(i)));
-            }
-            out.add(String.join("|", cells));
-        }
-        return out;
     }
 }
