@@ -96,7 +96,7 @@ final class IcebergLake {
             IcebergLake l = new IcebergLake(pg, base.resolve("iceberg-lake"), logs, "127.0.0.1:" + port);
             l.processes.add(kafka);
             Runtime.getRuntime().addShutdownHook(new Thread(l::stop, "iceberg-lake-stop"));
-            double kafkaUp = (System.nanoTime() - t0) / 1e9;
+            double serversUp = (System.nanoTime() - t0) / 1e9;
             // the broker made the topic: the publishers and the job start together (ingest reads from the earliest offsets)
             Path examples = Files.createDirectories(base.resolve("examples"));
             l.published += extractExamples(examples) + manifests(pairs) + 2 * 2;
@@ -118,8 +118,8 @@ final class IcebergLake {
             }
             double publishedAt = (System.nanoTime() - t0) / 1e9;
             l.awaitCommitted();
-            System.out.printf("iceberg lake: %d dumps published and in the Iceberg tables in %.1f s (broker up at %.1f s,"
-                    + " ingest at %.1f s, all published at %.1f s; %s)%n", l.published, (System.nanoTime() - t0) / 1e9, kafkaUp,
+            System.out.printf("iceberg lake: %d dumps published and in the Iceberg tables in %.1f s (broker, PostgreSQL and pairs ready at %.1f s,"
+                    + " ingest started at %.1f s, all published at %.1f s; %s)%n", l.published, (System.nanoTime() - t0) / 1e9, serversUp,
                     ingestUp, publishedAt, l.out);
             lake = l;
         }
@@ -158,7 +158,11 @@ final class IcebergLake {
         try (Connection duck = DriverManager.getConnection("jdbc:duckdb:"); Statement st = duck.createStatement()) {
             while (System.nanoTime() < deadline) {
                 for (Process p : processes) {
-                    assertTrue(p.isAlive(), "a lake process exited; logs in " + logs + ": " + Landed.read(logs.resolve("ingest.log")));
+                    if (!p.isAlive()) {
+                        String ingest = Landed.read(logs.resolve("ingest.log"));
+                        throw new AssertionError("a lake process exited; logs in " + logs + "; ingest's last lines: "
+                                + ingest.substring(Math.max(0, ingest.length() - 4000)));
+                    }
                 }
                 Map<String, long[]> counts = new LinkedHashMap<>();
                 for (String table : TABLES) {
