@@ -101,7 +101,7 @@ final class Landed {
      * A manifest and buffer pair per hostile name, written once by a JVM of the shaded jar and common's
      * test classes (their Avro and Jackson, not Spark's).
      */
-    private static Path pairs() throws Exception {
+    static synchronized Path pairs() throws Exception {
         if (pairs == null) {
             Path dir = base().resolve("hostile-pairs");
             String cp = System.getProperty("dumpstream.jar", "../jobs/target/dumpstream.jar") + java.io.File.pathSeparator
@@ -112,7 +112,7 @@ final class Landed {
         return pairs;
     }
 
-    private static Path base() throws IOException {
+    static synchronized Path base() throws IOException {
         if (base == null) {
             base = Files.createTempDirectory("dumpstream-readers");
             Path b = base;

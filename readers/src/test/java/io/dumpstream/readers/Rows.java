@@ -1,6 +1,13 @@
 package io.dumpstream.readers;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.dumpstream.table.HivePartition;
+import io.dumpstream.testing.HostileNames;
+
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
 
 import java.io.IOException;
 import java.math.BigDecimal;
@@ -14,7 +21,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
-/** Result rows as comparable strings, DuckDB's views of the three tables, and the README's blocks. */
+/**
+ * Result rows as comparable strings (JDBC's and Spark's), DuckDB's views of the three tables, the README's
+ * blocks, and the rows the hostile names give. Spark's classes are the caller's (4.2 in readers, 4.1 in
+ * readers-iceberg): only {@code Dataset.collectAsList} and {@code Row.get} are used.
+ */
 final class Rows {
     private Rows() {
     }
@@ -47,6 +58,48 @@ final class Rows {
             }
         }
         return out;
+    }
+
+    /** Every row of a Spark result, cells joined by {@code |}, as {@link #rows(Statement, String)} gives JDBC's. */
+    static List<String> rows(Dataset<Row> d) {
+        List<String> out = new ArrayList<>();
+        for (Row r : d.collectAsList()) {
+            List<String> cells = new ArrayList<>();
+            for (int i = 0; i < r.length(); i++) {
+                cells.add(cell(r.get(i)));
+            }
+            out.add(String.join("|", cells));
+        }
+        return out;
+    }
+
+    /**
+     * The rows each hostile name (the pairs {@link Landed#pairs()} writes) gives in {@code SELECT run, rank,
+     * stage, run_id, stage_name, count(*), sum(numel) ... GROUP BY} over snapshots: as a run id (its Hive
+     * partition value as read back) and as a stage name.
+     */
+    static List<String> hostileSnapshotRows() {
+        List<String> want = new ArrayList<>();
+        for (String name : HostileNames.NAMES) {
+            want.add(String.join("|", HivePartition.readBackValue(HivePartition.RUN, name), "5",
+                    HostileNames.PLAIN_STAGE, name, HostileNames.PLAIN_STAGE, "2", "128"));
+            want.add(String.join("|", HostileNames.STAGES_RUN, "5", HivePartition.readBackValue(HivePartition.STAGE, name),
+                    HostileNames.STAGES_RUN, name, "2", "128"));
+        }
+        return want;
+    }
+
+    /**
+     * The words of the README's {@code pyspark} launch block whose first line starts with {@code first},
+     * its line continuations joined; the first word is {@code pyspark}, then option and value pairs.
+     */
+    static List<String> pysparkWords(String first) throws IOException {
+        List<String> launch = readmeBlock("```bash", first);
+        List<String> words = List.of(String.join(" ", launch.stream().map(l -> l.endsWith("\\") ? l.substring(0, l.length() - 1) : l)
+                .toList()).trim().split("\\s+"));
+        assertEquals("pyspark", words.get(0), launch.toString());
+        assertTrue(words.size() % 2 == 1, "README pyspark option without a value: " + launch);
+        return words;
     }
 
     static long count(Statement st, String q) throws SQLException {

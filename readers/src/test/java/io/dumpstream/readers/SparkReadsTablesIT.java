@@ -6,8 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.dumpstream.table.HivePartition;
 import io.dumpstream.testing.HostileNames;
 
-import org.apache.spark.sql.Dataset;
-import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
@@ -77,18 +75,14 @@ class SparkReadsTablesIT {
         Landed.OnS3 onS3 = Landed.demoOnS3();
         Map<String, String> placeholders = Map.of("ENDPOINT", onS3.s3().endpoint(), "BUCKET", onS3.bucket(), "ROOT", onS3.root(),
                 "$AWS_ACCESS_KEY_ID", onS3.s3().accessKey(), "$AWS_SECRET_ACCESS_KEY", onS3.s3().secretKey());
-        List<String> launch = Rows.readmeBlock("```bash", "pyspark --packages ");
-        List<String> words = List.of(String.join(" ", launch.stream().map(l -> l.endsWith("\\") ? l.substring(0, l.length() - 1) : l)
-                .toList()).trim().split("\\s+"));
-        assertEquals("pyspark", words.get(0), launch.toString());
+        List<String> words = Rows.pysparkWords("pyspark --packages org.apache.hadoop:");
         Set<String> packages = new TreeSet<>();
         Set<String> settings = new TreeSet<>();
         for (int i = 1; i < words.size(); i += 2) {
-            assertTrue(i + 1 < words.size(), "README pyspark option without a value: " + words.get(i));
             String value = words.get(i + 1);
             switch (words.get(i)) {
                 case "--packages" -> packages.addAll(List.of(value.split(",")));
-                case "--exclude-packages" -> assertEquals("software.amazon.awssdk:bundle", value, launch.toString());
+                case "--exclude-packages" -> assertEquals("software.amazon.awssdk:bundle", value, words.toString());
                 case "--conf" -> {
                     int eq = value.indexOf('=');
                     assertTrue(eq > 0 && value.startsWith("spark.hadoop.fs.s3a."), "README pyspark --conf the test does not set: " + value);
@@ -104,7 +98,7 @@ class SparkReadsTablesIT {
                 "software.amazon.awssdk:s3:" + sdk, "software.amazon.awssdk:s3-transfer-manager:" + sdk,
                 "software.amazon.awssdk:sts:" + sdk)), packages, "README --packages are this test's jars");
         assertEquals(new TreeSet<>(List.of("fs.s3a.access.key", "fs.s3a.connection.ssl.enabled", "fs.s3a.endpoint",
-                "fs.s3a.endpoint.region", "fs.s3a.path.style.access", "fs.s3a.secret.key")), settings, launch.toString());
+                "fs.s3a.endpoint.region", "fs.s3a.path.style.access", "fs.s3a.secret.key")), settings, words.toString());
         List<String> sql = runPythonBlock("spark.read.parquet(\"s3a://", placeholders);
         compareWithDuckDb(sql, onS3.downloaded());
     }
@@ -151,7 +145,7 @@ class SparkReadsTablesIT {
             Rows.duckViews(st, local);
             long total = 0;
             for (String q : sql) {
-                List<String> bySpark = rows(spark.sql(q));
+                List<String> bySpark = Rows.rows(spark.sql(q));
                 List<String> byDuck = Rows.rows(st, q);
                 assertEquals(byDuck, bySpark, q);
                 assertTrue(!bySpark.isEmpty(), q);
@@ -167,7 +161,7 @@ class SparkReadsTablesIT {
             assertEquals(columns(st, "snapshots"), List.of(s.fieldNames()).stream().sorted().toList());
             // the hostile names as partition values and columns, on both sides
             String names = "SELECT run, rank, stage, run_id, stage_name, count(*) AS n FROM snapshots GROUP BY run, rank, stage, run_id, stage_name";
-            assertEquals(sorted(Rows.rows(st, names)), sorted(rows(spark.sql(names))), names);
+            assertEquals(sorted(Rows.rows(st, names)), sorted(Rows.rows(spark.sql(names))), names);
             assertTrue(total > 3);
         }
     }
@@ -203,10 +197,10 @@ class SparkReadsTablesIT {
         try (Connection duck = DriverManager.getConnection("jdbc:duckdb:"); Statement st = duck.createStatement()) {
             Rows.duckViews(st, hostile);
             assertEquals(sorted(wantSnapshots), sorted(Rows.rows(st, String.format(snapshots, "snapshots"))), "duckdb snapshots");
-            assertEquals(sorted(wantSnapshots), sorted(rows(spark.sql(String.format(snapshots, "hostile_snapshots")))),
+            assertEquals(sorted(wantSnapshots), sorted(Rows.rows(spark.sql(String.format(snapshots, "hostile_snapshots")))),
                     "spark snapshots");
             assertEquals(sorted(wantDumps), sorted(Rows.rows(st, String.format(dumps, "dumps"))), "duckdb dumps");
-            assertEquals(sorted(wantDumps), sorted(rows(spark.sql(String.format(dumps, "hostile_dumps")))), "spark dumps");
+            assertEquals(sorted(wantDumps), sorted(Rows.rows(spark.sql(String.format(dumps, "hostile_dumps")))), "spark dumps");
         }
         long shortened = HostileNames.NAMES.stream()
                 .filter(n -> !n.equals(HivePartition.readBackValue(HivePartition.RUN, n))).count();
@@ -227,18 +221,6 @@ class SparkReadsTablesIT {
             }
         }
         return names.stream().sorted().toList();
-    }
-
-    private static List<String> rows(Dataset<Row> d) {
-        List<String> out = new ArrayList<>();
-        for (Row r : d.collectAsList()) {
-            List<String> cells = new ArrayList<>();
-            for (int i = 0; i < r.length(); i++) {
-                cells.add(Rows.cell(r.get(i)));
-            }
-            out.add(String.join("|", cells));
-        }
-        return out;
     }
 
 }

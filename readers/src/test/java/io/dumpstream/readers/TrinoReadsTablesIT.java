@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.dumpstream.table.HivePartition;
 import io.dumpstream.testing.HostileNames;
 
 import org.junit.jupiter.api.AfterAll;
@@ -150,14 +149,7 @@ class TrinoReadsTablesIT {
                         + " FROM snapshots GROUP BY run, rank, stage, run_id, stage_name";
                 List<String> byTrino = Rows.rows(trinoSt, names).stream().sorted().toList();
                 assertEquals(Rows.rows(duckSt, names).stream().sorted().toList(), byTrino, names);
-                List<String> want = new ArrayList<>();
-                for (String name : HostileNames.NAMES) {
-                    want.add(String.join("|", HivePartition.readBackValue(HivePartition.RUN, name), "5",
-                            HostileNames.PLAIN_STAGE, name, HostileNames.PLAIN_STAGE, "2", "128"));
-                    want.add(String.join("|", HostileNames.STAGES_RUN, "5", HivePartition.readBackValue(HivePartition.STAGE, name),
-                            HostileNames.STAGES_RUN, name, "2", "128"));
-                }
-                List<String> missing = want.stream().filter(w -> !byTrino.contains(w)).toList();
+                List<String> missing = Rows.hostileSnapshotRows().stream().filter(w -> !byTrino.contains(w)).toList();
                 assertTrue(missing.isEmpty(), "hostile-name rows Trino does not give: " + missing);
                 long beyondBmp = HostileNames.NAMES.stream().filter(HostileNames.SUPPLEMENTARY).count();
                 assertTrue(beyondBmp >= 2, "names beyond the Basic Multilingual Plane among them: " + beyondBmp);

@@ -37,6 +37,8 @@ final class TrinoServer implements AutoCloseable {
     static final int MIN_JAVA = 24;
     private static final Path JVMS = Path.of("/usr/lib/jvm");
     private static final Path TEMURIN_25 = JVMS.resolve("temurin-25-jdk-amd64");
+    /** The connectors the README's catalog files use (readers-iceberg's tests share this unpacked server). */
+    private static final List<String> KEPT_PLUGINS = List.of("hive", "iceberg");
 
     private final Path dir;
     private final Process process;
@@ -206,13 +208,14 @@ final class TrinoServer implements AutoCloseable {
 
     /**
      * The server directory, unpacked once next to the tarball with tar (the tarball holds hard links,
-     * which Maven's unpacking does not restore). Only the Hive plugin is kept: every plugin loads at start.
+     * which Maven's unpacking does not restore). Only the Hive and Iceberg plugins are kept: every plugin
+     * loads at start.
      */
     private static synchronized Path unpack(Path tarball) throws Exception {
         assertTrue(Files.isRegularFile(tarball), "no " + tarball + ": mvn -pl readers verify copies it from Maven Central");
         String name = tarball.getFileName().toString().replace(".tar.gz", "");
         Path home = tarball.resolveSibling(name);
-        if (Files.isDirectory(home.resolve("lib")) && Files.isDirectory(home.resolve("plugin/hive"))) {
+        if (Files.isDirectory(home.resolve("lib")) && KEPT_PLUGINS.stream().allMatch(p -> Files.isDirectory(home.resolve("plugin/" + p)))) {
             return home;
         }
         Landed.delete(home);
@@ -221,7 +224,7 @@ final class TrinoServer implements AutoCloseable {
         String out = new String(tar.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertEquals(0, tar.waitFor(), "tar xzf " + tarball + ": " + out);
         try (Stream<Path> plugins = Files.list(home.resolve("plugin"))) {
-            for (Path p : plugins.filter(p -> !p.getFileName().toString().equals("hive")).toList()) {
+            for (Path p : plugins.filter(p -> !KEPT_PLUGINS.contains(p.getFileName().toString())).toList()) {
                 Landed.delete(p);
             }
         }

@@ -1,0 +1,309 @@
+package io.dumpstream.readers;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.dumpstream.testing.HostileNames;
+import io.dumpstream.testing.Postgres;
+
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.jdbc.JdbcCatalog;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+import java.util.zip.ZipEntry;
+import java.util.zip.ZipFile;
+
+/**
+ * One continuously fed lake with Iceberg on, shared by the reader tests of this JVM, made with the shaded
+ * {@code dumpstream.jar} as a user runs it: PostgreSQL ({@code deploy/local/postgres.sh}, through
+ * {@link Postgres}) for the JDBC catalog, a {@code kafka} broker process, an {@code ingest} process with
+ * {@code --iceberg-catalog} (checkpoints every second) that keeps running, and {@code publish} /
+ * {@code simulate} processes: the bundled examples (one rejected), every hostile-named dump, and two
+ * synthetic ranks. {@link #landNewRun} publishes a run id of its own later, while the readers run.
+ *
+ * <p>{@link #awaitCommitted} waits until every published dump is in the Hive layout and each Iceberg
+ * table's current snapshot counts exactly the rows DuckDB reads from the layout's files (checked with
+ * Iceberg's own {@link JdbcCatalog}, not with a reader under test): the lake is then still, and what a
+ * reader returns can be compared with DuckDB's read of the same files.
+ */
+final class IcebergLake {
+    /** The README's namespace (ingest's default) and catalog name. */
+    static final String NAMESPACE = "dumpstream";
+    static final List<String> TABLES = List.of("snapshots", "dumps", "rejects");
+    private static IcebergLake lake;
+
+    final Postgres pg;
+    final Path out;
+    private final Path logs;
+    private final String bootstrap;
+    private final List<Process> processes = new ArrayList<>();
+    private final JdbcCatalog catalog = new JdbcCatalog();
+    private long published;
+
+    private IcebergLake(Postgres pg, Path out, Path logs, String bootstrap) {
+        this.pg = pg;
+        this.out = out;
+        this.logs = logs;
+        this.bootstrap = bootstrap;
+    }
+
+    /** The lake, made on first use: its first dumps are all in the Iceberg tables when this returns. */
+    static synchronized IcebergLake get() throws Exception {
+        if (lake == null) {
+            long t0 = System.nanoTime();
+            Path base = Landed.base();
+            // the hostile pairs (a JVM of their own) and PostgreSQL start while the broker does
+            CompletableFuture<Path> pairsMade = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return Landed.pairs();
+                } catch (Exception e) {
+                    throw new CompletionException(e);
+                }
+            });
+            CompletableFuture<Postgres> pgUp = CompletableFuture.supplyAsync(Postgres::get);
+            Path logs = Files.createDirectories(base.resolve("iceberg-logs"));
+            int port;
+            try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+                port = s.getLocalPort();
+            }
+            Process kafka = background("kafka", logs, List.of("kafka", "--port", Integer.toString(port), "--dir",
+                    base.resolve("kafka").toString(), "--partitions", "2"), Map.of(), "kafka broker at ");
+            Path pairs;
+            Postgres pg;
+            try {
+                pairs = pairsMade.get();
+                pg = pgUp.get();
+            } catch (Exception e) {
+                kafka.destroyForcibly();
+                throw e;
+            }
+            IcebergLake l = new IcebergLake(pg, base.resolve("iceberg-lake"), logs, "127.0.0.1:" + port);
+            l.processes.add(kafka);
+            Runtime.getRuntime().addShutdownHook(new Thread(l::stop, "iceberg-lake-stop"));
+            double serversUp = (System.nanoTime() - t0) / 1e9;
+            // the broker made the topic: the publishers and the job start together (ingest reads from the earliest offsets)
+            Path examples = Files.createDirectories(base.resolve("examples"));
+            l.published += extractExamples(examples) + manifests(pairs) + 2 * 2;
+            List<Finished> publishers = List.of(
+                    l.start("publish-examples", List.of("publish", "--bootstrap", l.bootstrap, "--dir", examples.toString())),
+                    l.start("publish-hostile", List.of("publish", "--bootstrap", l.bootstrap, "--dir", pairs.toString())),
+                    l.start("simulate", List.of("simulate", "--bootstrap", l.bootstrap, "--ranks", "2", "--launches", "2",
+                            "--records", "8", "--run-id", "demo")));
+            // the credentials reach ingest through its environment only, as the README says
+            l.processes.add(background("ingest", logs, List.of("ingest", "--bootstrap", l.bootstrap, "--out", l.out.toString(),
+                    "--checkpoints", base.resolve("iceberg-ck").toString(), "--checkpoint-interval", "1s", "--parallelism", "2",
+                    "--iceberg-catalog", pg.bareUrl()), pg.env(), "ingest: job "));
+            double ingestUp = (System.nanoTime() - t0) / 1e9;
+            l.catalog.setConf(new org.apache.hadoop.conf.Configuration());
+            // the test JVM's pgpass file (Postgres) gives the driver the password
+            l.catalog.initialize(NAMESPACE, Map.of("uri", pg.url(), "warehouse", "file:" + l.out.resolve("_iceberg")));
+            for (Finished f : publishers) {
+                f.await();
+            }
+            double publishedAt = (System.nanoTime() - t0) / 1e9;
+            l.awaitCommitted();
+            System.out.printf("iceberg lake: %d dumps published and in the Iceberg tables in %.1f s (broker, PostgreSQL and pairs ready at %.1f s,"
+                    + " ingest started at %.1f s, all published at %.1f s; %s)%n", l.published, (System.nanoTime() - t0) / 1e9, serversUp,
+                    ingestUp, publishedAt, l.out);
+            lake = l;
+        }
+        return lake;
+    }
+
+    /** The README's placeholders in the catalog settings: the PostgreSQL port and the lake's root. */
+    Map<String, String> placeholders() {
+        Map<String, String> p = new LinkedHashMap<>();
+        p.put("PORT", pg.bareUrl().replaceAll(".*:(\\d+)/.*", "$1"));
+        p.put("/path/to/out", out.toString());
+        return p;
+    }
+
+    /**
+     * Publishes one dump of a new run id (a partition no table has yet) while ingest keeps running, and
+     * waits until its Iceberg commit, as {@link #awaitCommitted} does; returns the time from publishing
+     * to the commit.
+     */
+    synchronized double landNewRun(String runId) throws Exception {
+        long t0 = System.nanoTime();
+        published += 1;
+        run("simulate-" + runId, List.of("simulate", "--bootstrap", bootstrap, "--ranks", "1", "--launches", "1",
+                "--records", "4", "--run-id", runId));
+        awaitCommitted();
+        return (System.nanoTime() - t0) / 1e9;
+    }
+
+    /**
+     * Waits (3 min at most) until all published dumps are in the Hive layout and each Iceberg table's
+     * current snapshot has exactly as many rows as DuckDB reads from that table's files.
+     */
+    synchronized void awaitCommitted() throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(3);
+        String state = "";
+        try (Connection duck = DriverManager.getConnection("jdbc:duckdb:"); Statement st = duck.createStatement()) {
+            while (System.nanoTime() < deadline) {
+                for (Process p : processes) {
+                    if (!p.isAlive()) {
+                        String ingest = Landed.read(logs.resolve("ingest.log"));
+                        throw new AssertionError("a lake process exited; logs in " + logs + "; ingest's last lines: "
+                                + ingest.substring(Math.max(0, ingest.length() - 4000)));
+                    }
+                }
+                Map<String, long[]> counts = new LinkedHashMap<>();
+                for (String table : TABLES) {
+                    // a table's directory comes with its first hidden in-progress file: count published files only
+                    long files = published(table) ? Rows.count(st, "SELECT count(*) FROM read_parquet('"
+                            + out.resolve(table).toString().replace("'", "''") + "/**/*.parquet')") : 0;
+                    counts.put(table, new long[] {files, icebergRows(table)});
+                }
+                state = counts.entrySet().stream().map(e -> e.getKey() + " " + e.getValue()[0] + " in files, " + e.getValue()[1]
+                        + " in Iceberg").toList() + ", " + published + " dumps published";
+                if (counts.get("dumps")[0] == published && counts.values().stream().allMatch(c -> c[0] == c[1])) {
+                    return;
+                }
+                Thread.sleep(250);
+            }
+        }
+        throw new AssertionError("the lake did not settle in 3 min: " + state + "; logs in " + logs);
+    }
+
+    /** Whether {@code table} has a published file (the glob {@code **}{@code /*.parquet} sees no hidden in-progress file). */
+    private boolean published(String table) throws IOException {
+        if (!Files.isDirectory(out.resolve(table))) {
+            return false;
+        }
+        try (var files = Files.walk(out.resolve(table))) {
+            return files.anyMatch(f -> f.getFileName().toString().endsWith(".parquet") && !f.getFileName().toString().startsWith("."));
+        }
+    }
+
+    /** The row count of {@code table}'s current Iceberg snapshot (0 before its first commit). */
+    long icebergRows(String table) {
+        TableIdentifier id = TableIdentifier.of(NAMESPACE, table);
+        if (!catalog.tableExists(id)) {
+            return 0;
+        }
+        Snapshot s = catalog.loadTable(id).currentSnapshot();
+        return s == null ? 0 : Long.parseLong(s.summary().get("total-records"));
+    }
+
+    /**
+     * The rows every hostile name gives in {@code SELECT run, rank, stage, run_id, stage_name, count(*),
+     * sum(numel) ... GROUP BY} over snapshots: as run id (its Hive partition value as read back) and as
+     * stage name; {@code rows} must hold each of them.
+     */
+    static void assertHostileNames(List<String> rows) {
+        List<String> missing = Rows.hostileSnapshotRows().stream().filter(w -> !rows.contains(w)).toList();
+        assertTrue(missing.isEmpty(), "hostile-name rows the reader does not give: " + missing);
+        assertTrue(HostileNames.NAMES.stream().filter(HostileNames.SUPPLEMENTARY).count() >= 2, "names beyond the BMP among them");
+    }
+
+    /** The jar's bundled examples ({@code examples/NAME.manifest.json} + {@code .bin}) into {@code dir}; their count. */
+    private static int extractExamples(Path dir) throws IOException {
+        int pairs = 0;
+        try (ZipFile jar = new ZipFile(jar().toFile())) {
+            for (ZipEntry e : jar.stream().filter(e -> e.getName().startsWith("examples/") && !e.isDirectory()).toList()) {
+                try (InputStream in = jar.getInputStream(e)) {
+                    Files.copy(in, dir.resolve(e.getName().substring("examples/".length())));
+                }
+                pairs += e.getName().endsWith(".manifest.json") ? 1 : 0;
+            }
+        }
+        assertTrue(pairs > 0, "no bundled examples in " + jar());
+        return pairs;
+    }
+
+    private static long manifests(Path dir) throws IOException {
+        try (var files = Files.list(dir)) {
+            return files.filter(f -> f.getFileName().toString().endsWith(".manifest.json")).count();
+        }
+    }
+
+    private static Path jar() {
+        Path file = Path.of(System.getProperty("dumpstream.jar", "../jobs/target/dumpstream.jar"));
+        assertTrue(Files.isRegularFile(file), "no " + file + ": build it first (mvn -B package -DskipTests)");
+        return file;
+    }
+
+    private static List<String> command(List<String> args) {
+        List<String> cmd = new ArrayList<>(List.of(Landed.javaBin(), "-XX:+UseParallelGC", "-Xmx768m", "-jar", jar().toString()));
+        cmd.addAll(args);
+        return cmd;
+    }
+
+    /** A command of the jar running to its end. */
+    private record Finished(String name, List<String> args, Process process, Path log) {
+        /** Waits for it (2 min at most); it must succeed. */
+        void await() throws Exception {
+            if (!process.waitFor(2, TimeUnit.MINUTES)) {
+                process.destroyForcibly().waitFor();
+                throw new AssertionError(name + " did not finish in 2 min: " + Landed.read(log));
+            }
+            assertEquals(0, process.exitValue(), () -> String.join(" ", args) + " failed: " + Landed.read(log));
+        }
+    }
+
+    private Finished start(String name, List<String> args) throws IOException {
+        Path log = logs.resolve(name + ".log");
+        return new Finished(name, args, new ProcessBuilder(command(args)).redirectErrorStream(true).redirectOutput(log.toFile()).start(), log);
+    }
+
+    /** Runs a command of the jar to its end (2 min at most), which must succeed. */
+    private void run(String name, List<String> args) throws Exception {
+        start(name, args).await();
+    }
+
+    /** Starts a command of the jar that keeps running, once its output has a line starting with {@code ready}. */
+    private static Process background(String name, Path logs, List<String> args, Map<String, String> env, String ready)
+            throws Exception {
+        Path log = logs.resolve(name + ".log");
+        ProcessBuilder b = new ProcessBuilder(command(args)).redirectErrorStream(true).redirectOutput(log.toFile());
+        b.environment().putAll(env);
+        Process p = b.start();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        while (!Landed.read(log).lines().anyMatch(l -> l.startsWith(ready))) {
+            if (!p.isAlive() || System.nanoTime() > deadline) {
+                p.destroyForcibly();
+                throw new AssertionError(name + " did not start: " + Landed.read(log));
+            }
+            Thread.sleep(100);
+        }
+        return p;
+    }
+
+    /** Stops ingest, then the broker (the JVM is exiting; PostgreSQL stops with {@link Postgres}'s own hook). */
+    private void stop() {
+        for (int i = processes.size() - 1; i >= 0; i--) {
+            Process p = processes.get(i);
+            p.destroy();
+            try {
+                if (!p.waitFor(20, TimeUnit.SECONDS)) {
+                    p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+        try {
+            catalog.close();
+        } catch (RuntimeException e) {
+            // the JVM is exiting
+        }
+    }
+}
