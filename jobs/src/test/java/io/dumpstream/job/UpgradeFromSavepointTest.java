@@ -68,6 +68,13 @@ import java.util.stream.Stream;
  *     job gives each a full timeout ({@value #RESTORED_TIMEOUT_SECONDS} s here) from its start.</li>
  * </ul>
  *
+ * <p>What shows that each kind of state was restored rather than rebuilt: D's chunk P came only before
+ * the savepoint (held in state before its manifest) and C's chunk P+3 too (held out of order), and both
+ * dumps land whole; C's and E's first chunks were consumed before it (their heads and slots in the
+ * assembly state), and E's dead letters are read back from Kafka at the offsets its restored attempt
+ * recorded; A's re-send writes nothing (its retention marker); the fixture's tables hold A and B once and
+ * the restored source starts after them (its offset).
+ *
  * <p>Regenerate only when the state layout changes on purpose, and say why in the commit (a savepoint of
  * the job before that change must then restore through a state migration): from the repository root,
  * {@code mvn -B -q -pl jobs -am test -Dtest=UpgradeFromSavepointTest#writeFixture
@@ -118,6 +125,10 @@ class UpgradeFromSavepointTest {
 
             IngestConfig c = config(kafka.bootstrapServers(), dir, Duration.ofSeconds(RESTORED_TIMEOUT_SECONDS),
                     Duration.ofHours(1));
+            // what it holds, by today's uids; every state inline in _metadata or in a file beside it
+            List<String> held = describe(savepoint, uids(c));
+            held.forEach(l -> System.out.println("upgrade: the savepoint holds " + l));
+            assertTrue(held.stream().anyMatch(l -> l.startsWith("assembler: keyed ")), "assembler state: " + held);
             Configuration restore = new Configuration();
             restore.set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint.toUri().toString());
             long t0 = System.nanoTime();
