@@ -60,7 +60,10 @@ class NoKryoTest {
     @TempDir
     Path dir;
 
-    /** The POJOs: keyed state (L1Message, AssemblyState, Attempt, DoneMarker), the key, the records between operators, Iceberg committer state. */
+    /**
+     * The POJOs: keyed state (L1Message, AssemblyState, Attempt, DoneMarker), the key, the records between
+     * operators, the Iceberg committer's state.
+     */
     @Test
     void everyPojoOfStateAndStreamsIsSerializedAsAPojoWithoutKryo() {
         for (Class<?> c : List.of(L1Message.class, DumpKey.class, RecordWork.class, Attempt.class, DoneMarker.class,
@@ -151,7 +154,8 @@ class NoKryoTest {
         IngestConfig c = JobRun.config("127.0.0.1:9", "kryo-check", dir);
         StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(1,
                 IngestJob.configuration(c));
-        env.fromData(1, 2, 3).map(x -> x + 1).sinkTo(new org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink<>());
+        env.fromData(1, 2, 3).map(x -> x + 1)
+                .sinkTo(new org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink<>());
         IllegalStateException e = assertThrows(IllegalStateException.class, () -> env.getStreamGraph());
         assertTrue(e.getMessage().contains("no UID"), e.getMessage());
     }

@@ -3,14 +3,12 @@ package io.dumpstream.job;
 import io.dumpstream.format.DumpBuilder;
 import io.dumpstream.manifest.ManifestParser;
 import io.dumpstream.manifest.Manifests;
-import io.dumpstream.publish.L1Headers;
 import io.dumpstream.schema.DumpManifest;
 
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
-import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 import java.io.ByteArrayOutputStream;
@@ -26,7 +24,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
-import java.util.zip.CRC32C;
 
 /**
  * The messages of the upgrade fixture ({@link UpgradeFromSavepointTest}): six small dumps of run
@@ -155,7 +152,8 @@ final class UpgradeFixture {
         byte[] buf = d.buffer();
         for (int i = 0; (long) i * CHUNK_BYTES < buf.length; i++) {
             int from = i * CHUNK_BYTES;
-            out.add(new Msg(0, key, i, from, 0, Arrays.copyOfRange(buf, from, Math.min(buf.length, from + CHUNK_BYTES))));
+            byte[] chunk = Arrays.copyOfRange(buf, from, Math.min(buf.length, from + CHUNK_BYTES));
+            out.add(new Msg(0, key, i, from, 0, chunk));
         }
         return out;
     }
@@ -223,23 +221,6 @@ final class UpgradeFixture {
         }
     }
 
-    /** Kafka headers of {@code m}, as the rank-side publisher sets them. */
-    static RecordHeaders headers(Msg m) {
-        RecordHeaders h = new RecordHeaders();
-        if (m.manifest()) {
-            h.add(L1Headers.KIND, L1Headers.KIND_MANIFEST.getBytes(StandardCharsets.US_ASCII));
-        } else {
-            CRC32C crc = new CRC32C();
-            crc.update(m.value());
-            h.add(L1Headers.KIND, L1Headers.KIND_CHUNK.getBytes(StandardCharsets.US_ASCII));
-            h.add(L1Headers.CHUNK_INDEX, Integer.toString(m.index()).getBytes(StandardCharsets.US_ASCII));
-            h.add(L1Headers.CHUNK_OFFSET, Long.toString(m.chunkOffset()).getBytes(StandardCharsets.US_ASCII));
-            h.add(L1Headers.CHUNK_CRC32C, Long.toString(crc.getValue()).getBytes(StandardCharsets.US_ASCII));
-        }
-        h.add(L1Headers.PUBLISH_TS, Long.toString(m.publishTs()).getBytes(StandardCharsets.US_ASCII));
-        return h;
-    }
-
     /**
      * Publishes {@code msgs} of {@code phase} to partition 0 of {@code topic}, one at a time, and checks that
      * they land at offsets {@code first}, {@code first + 1}, ...: the offsets the savepoint's Kafka source
@@ -257,8 +238,10 @@ final class UpgradeFixture {
                 if (m.phase() != phase) {
                     continue;
                 }
+                var headers = RawSend.headers(new RawSend.Msg(m.key(), m.index(), m.value(), m.chunkOffset()),
+                        m.publishTs());
                 RecordMetadata md = producer.send(new ProducerRecord<>(topic, 0, null,
-                        m.key().getBytes(StandardCharsets.UTF_8), m.value(), headers(m))).get();
+                        m.key().getBytes(StandardCharsets.UTF_8), m.value(), headers)).get();
                 if (md.offset() != next) {
                     throw new IllegalStateException(m + " landed at offset " + md.offset() + ", expected " + next
                             + ": the topic must be fresh");
@@ -269,7 +252,10 @@ final class UpgradeFixture {
         return next;
     }
 
-    /** Per dump id: its manifest bytes and its whole buffer, rebuilt from the messages (first copy of each chunk, phase 0 too). */
+    /**
+     * Per dump id: its manifest bytes and its whole buffer, rebuilt from the messages (the first copy of
+     * each chunk, phase 0 included).
+     */
     static Map<String, byte[][]> dumpsOf(List<Msg> msgs) throws Exception {
         Map<String, byte[]> manifests = new LinkedHashMap<>();
         Map<String, Map<Integer, byte[]>> chunks = new LinkedHashMap<>();

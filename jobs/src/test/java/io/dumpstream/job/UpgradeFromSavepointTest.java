@@ -188,7 +188,8 @@ class UpgradeFromSavepointTest {
 
     /** The records of E whose payload overlaps its chunk P+1, which never comes. */
     static List<Integer> missingRecords(List<UpgradeFixture.Msg> msgs) throws Exception {
-        byte[] manifest = msgs.stream().filter(m -> m.key().equals(E) && m.manifest()).findFirst().orElseThrow().value();
+        byte[] manifest = msgs.stream().filter(m -> m.key().equals(E) && m.manifest()).findFirst().orElseThrow()
+                .value();
         var records = io.dumpstream.manifest.ManifestParser.parseJson(manifest).getRecords();
         long lo = (long) (UpgradeFixture.P + 1) * UpgradeFixture.CHUNK_BYTES;
         long hi = lo + UpgradeFixture.CHUNK_BYTES;
@@ -370,7 +371,10 @@ class UpgradeFromSavepointTest {
         return out;
     }
 
-    /** Inline (in {@code _metadata}) or a file relative to it; an absolute file path would not move with the savepoint. */
+    /**
+     * Inline (in {@code _metadata}) or a file relative to it; a file at an absolute path would not move
+     * with the savepoint.
+     */
     private static String kind(org.apache.flink.runtime.state.StreamStateHandle h) {
         if (h instanceof org.apache.flink.runtime.state.filesystem.RelativeFileStateHandle) {
             return "relative files";
