@@ -9,6 +9,7 @@ import io.dumpstream.decode.OfflineDecoder;
 import io.dumpstream.local.LocalKafka;
 import io.dumpstream.table.DuckDb;
 import io.dumpstream.table.TableWriter;
+import io.dumpstream.testing.SharedKafka;
 import io.dumpstream.testing.TopicReader;
 
 import org.apache.flink.configuration.Configuration;
@@ -40,7 +41,7 @@ import java.util.stream.Stream;
  * with dumps mid-assembly, chunks waiting out of order and finished dumps inside the de-duplication
  * retention, restores in today's job, which finishes those dumps exactly once.
  *
- * <p>The golden fixture, {@code src/test/resources/upgrade/v1/}, holds:
+ * <p>The golden fixture, {@code src/test/resources/upgrade/v1/} (written by the job of commit 7e11ad4), holds:
  * <ul>
  * <li>{@code savepoint/}: the savepoint (canonical format, hashmap state backend, parallelism 2, max
  *     parallelism 128) of the job reading topic {@value #TOPIC} as group {@value #GROUP};</li>
@@ -53,8 +54,8 @@ import java.util.stream.Stream;
  * <p>Portability (another machine, another clone path, any later date):
  * <ul>
  * <li>Kafka: the source's state is topic {@value #TOPIC}, partition 0, and the offset to go on from. The
- *     test starts a broker of its own and publishes the fixture's messages to the fixed topic in the same
- *     order; each must land at the same offset as before, or the test stops.</li>
+ *     test creates the fixed topic (new on the run's broker) and publishes the fixture's messages to it in
+ *     the same order; each must land at the same offset as before, or the test stops.</li>
  * <li>Files: Flink's FileSink keeps, per active bucket, its absolute path and any in-progress file, and the
  *     committer keeps the pending files of the checkpoint not yet committed, absolute paths too. The
  *     generator takes the savepoint only once the job is quiescent: every published message was read
@@ -84,7 +85,11 @@ class UpgradeFromSavepointTest {
     static final String TOPIC = "upgrade-l1";
     static final String GROUP = "upgrade-ingest";
     static final Path FIXTURE = Path.of("src/test/resources/upgrade/v1");
-    static final int RESTORED_TIMEOUT_SECONDS = 8;
+    /**
+     * The assembly timeout of the restored job: C and D must finish within it of the restore (their
+     * messages are all in the topic before the job starts), E waits it out.
+     */
+    static final int RESTORED_TIMEOUT_SECONDS = 12;
     /** Dump E: chunk 1 never comes; these records overlap it and are rejected CHUNKS_MISSING. */
     static final String E = "upgrade/0/3";
 
@@ -117,31 +122,31 @@ class UpgradeFromSavepointTest {
         Map<String, List<String>> before = Tables.read(dir.resolve("out"));
         assertEquals(2, before.get("dumps").size(), "the old job had finished A and B: " + before.get("dumps"));
 
-        try (LocalKafka kafka = LocalKafka.startEphemeral()) {
-            kafka.createTopic(TOPIC, 1);
-            kafka.createTopic(TOPIC + ".dlq", 1);
-            long phase1 = UpgradeFixture.publish(kafka.bootstrapServers(), TOPIC, msgs, 1, 0);
-            UpgradeFixture.publish(kafka.bootstrapServers(), TOPIC, msgs, 2, phase1);
+        // the run's shared broker, on which the fixed topic is new: its offsets start at 0, as on the old broker
+        LocalKafka kafka = SharedKafka.get();
+        kafka.createTopic(TOPIC, 1);
+        kafka.createTopic(TOPIC + ".dlq", 1);
+        long phase1 = UpgradeFixture.publish(kafka.bootstrapServers(), TOPIC, msgs, 1, 0);
+        UpgradeFixture.publish(kafka.bootstrapServers(), TOPIC, msgs, 2, phase1);
 
-            IngestConfig c = config(kafka.bootstrapServers(), dir, Duration.ofSeconds(RESTORED_TIMEOUT_SECONDS),
-                    Duration.ofHours(1));
-            // what it holds, by today's uids; every state inline in _metadata or in a file beside it
-            List<String> held = describe(savepoint, uids(c));
-            held.forEach(l -> System.out.println("upgrade: the savepoint holds " + l));
-            assertTrue(held.stream().anyMatch(l -> l.startsWith("assembler: keyed ")), "assembler state: " + held);
-            Configuration restore = new Configuration();
-            restore.set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint.toUri().toString());
-            long t0 = System.nanoTime();
-            try (LocalIngest job = LocalIngest.start(c, restore)) {
-                // C, D and F complete at once; E waits out its timeout after the restore
-                FailoverTest.await(() -> count("dumps") >= 6 && count("rejects") >= 1, job.client(),
-                        Duration.ofSeconds(90), "six dumps rows");
-                Thread.sleep(2500); // two more checkpoints: anything doubled would have landed by now
-                System.out.printf("upgrade: restored and finished in %.1f s%n", (System.nanoTime() - t0) / 1e9);
-            }
-            assertTables(msgs);
-            assertDeadLetters(kafka, msgs, phase1);
+        IngestConfig c = config(kafka.bootstrapServers(), dir, Duration.ofSeconds(RESTORED_TIMEOUT_SECONDS),
+                Duration.ofHours(1));
+        // what it holds, by today's uids; every state inline in _metadata or in a file beside it
+        List<String> held = describe(savepoint, uids(c));
+        held.forEach(l -> System.out.println("upgrade: the savepoint holds " + l));
+        assertTrue(held.stream().anyMatch(l -> l.startsWith("assembler: keyed ")), "assembler state: " + held);
+        Configuration restore = new Configuration();
+        restore.set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint.toUri().toString());
+        long t0 = System.nanoTime();
+        try (LocalIngest job = LocalIngest.start(c, restore)) {
+            // C, D and F complete at once; E waits out its timeout after the restore
+            FailoverTest.await(() -> count("dumps") >= 6 && count("rejects") >= 1, job.client(),
+                    Duration.ofSeconds(90), "six dumps rows");
+            Thread.sleep(2500); // two more checkpoints: anything doubled would have landed by now
+            System.out.printf("upgrade: restored and finished in %.1f s%n", (System.nanoTime() - t0) / 1e9);
         }
+        assertTables(msgs);
+        assertDeadLetters(kafka, msgs, phase1);
     }
 
     /** The tables: the offline decode of every dump, each once; E as far as its chunks go. */
