@@ -44,7 +44,9 @@ import java.util.stream.Stream;
  * <p>The golden fixture, {@code src/test/resources/upgrade/v1/} (written by the job of commit 7e11ad4), holds:
  * <ul>
  * <li>{@code savepoint/}: the savepoint (canonical format, hashmap state backend, parallelism 2, max
- *     parallelism 128) of the job reading topic {@value #TOPIC} as group {@value #GROUP};</li>
+ *     parallelism 128) of the job reading topic {@value #TOPIC} as group {@value #GROUP}, written with
+ *     snapshot compression so that the 262208-byte heads of the dumps in flight (mostly zeros) take 64 KB
+ *     instead of 600 KB; the job restores it whatever its own setting;</li>
  * <li>{@code messages.bin}: every message, byte for byte ({@link UpgradeFixture}: six dumps, what the old
  *     job read before its savepoint and what comes after);</li>
  * <li>{@code tables/}: the Parquet files the old job had committed by then (the dumps finished before the
@@ -56,14 +58,16 @@ import java.util.stream.Stream;
  * <li>Kafka: the source's state is topic {@value #TOPIC}, partition 0, and the offset to go on from. The
  *     test creates the fixed topic (new on the run's broker) and publishes the fixture's messages to it in
  *     the same order; each must land at the same offset as before, or the test stops.</li>
- * <li>Files: Flink's FileSink keeps, per active bucket, its absolute path and any in-progress file, and the
- *     committer keeps the pending files of the checkpoint not yet committed, absolute paths too. The
- *     generator takes the savepoint only once the job is quiescent: every published message was read
- *     before a completed checkpoint (the group's committed offset is at the end), so the savepoint's
- *     pre-commit finds no new rows, every bucket inactive (dropped from the writer's state), and nothing
- *     pending. The generator checks that no file of the savepoint names the folder it ran in. The
- *     savepoint's own files are referenced relative to its {@code _metadata}, so it restores from any
- *     folder: the test restores a copy in its temporary folder.</li>
+ * <li>Files: Flink's FileSink keeps, per active bucket, its absolute path and any in-progress file (bulk
+ *     formats roll on every checkpoint, so a savepoint has none), and the committer keeps the files the
+ *     savepoint's own pre-commit closed, to commit them on restore: absolute paths that would not exist
+ *     elsewhere. The generator takes the savepoint only once the job is quiescent: every published
+ *     message was read before a completed checkpoint (the group's committed offset is at the end), whose
+ *     files are committed, so the savepoint's pre-commit finds no new rows, every bucket inactive (dropped
+ *     from the writer's state) and nothing to commit. It checks that no file of the savepoint names the
+ *     output folder. The savepoint's own state is inline in {@code _metadata} or in files referenced
+ *     relative to it ({@link #describe} refuses anything else), so it restores from any folder: the test
+ *     restores a copy in its temporary folder.</li>
  * <li>Time: the retention of the finished dumps is ten years from the fixture's making; the assembly
  *     timeout of the dumps in flight was a minute and has passed long before the test runs: the restored
  *     job gives each a full timeout ({@value #RESTORED_TIMEOUT_SECONDS} s here) from its start.</li>
@@ -90,7 +94,7 @@ class UpgradeFromSavepointTest {
      * messages are all in the topic before the job starts), E waits it out.
      */
     static final int RESTORED_TIMEOUT_SECONDS = 12;
-    /** Dump E: chunk 1 never comes; these records overlap it and are rejected CHUNKS_MISSING. */
+    /** Dump E: its chunk P+1 never comes, and the records that overlap it are rejected CHUNKS_MISSING. */
     static final String E = "upgrade/0/3";
 
     @TempDir
