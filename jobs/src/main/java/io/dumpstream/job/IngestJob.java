@@ -90,6 +90,12 @@ public final class IngestJob {
             conf.set(RestartStrategyOptions.RESTART_STRATEGY, "exponential-delay");
         }
         conf.set(PipelineOptions.OBJECT_REUSE, true);
+        // upgrade safety: a savepoint must restore in the next version of the job. Kryo's bytes depend on
+        // class registration and field layout, so a type that would fall back to it fails the job when it
+        // is built (or when its state is first opened) instead; and an operator without a uid of its own
+        // would get one generated from the graph's shape, which the next version's graph changes
+        conf.set(PipelineOptions.GENERIC_TYPES, false);
+        conf.set(PipelineOptions.AUTO_GENERATE_UIDS, false);
         conf.set(PipelineOptions.NAME, NAME);
         if (c.parallelism > 0) {
             conf.set(org.apache.flink.configuration.CoreOptions.DEFAULT_PARALLELISM, c.parallelism);

@@ -51,6 +51,12 @@ final class RawSend implements AutoCloseable {
     }
 
     void send(Msg m) {
+        producer.send(new ProducerRecord<>(topic, null, m.key().getBytes(StandardCharsets.UTF_8), m.value(),
+                headers(m, System.currentTimeMillis())));
+    }
+
+    /** The headers the rank-side publisher sets on {@code m}, published at {@code publishTs}. */
+    static RecordHeaders headers(Msg m, long publishTs) {
         RecordHeaders h = new RecordHeaders();
         if (m.index() < 0) {
             h.add(L1Headers.KIND, L1Headers.KIND_MANIFEST.getBytes(StandardCharsets.US_ASCII));
@@ -62,8 +68,8 @@ final class RawSend implements AutoCloseable {
             h.add(L1Headers.CHUNK_OFFSET, Long.toString(m.offset()).getBytes(StandardCharsets.US_ASCII));
             h.add(L1Headers.CHUNK_CRC32C, Long.toString(crc.getValue()).getBytes(StandardCharsets.US_ASCII));
         }
-        h.add(L1Headers.PUBLISH_TS, Long.toString(System.currentTimeMillis()).getBytes(StandardCharsets.US_ASCII));
-        producer.send(new ProducerRecord<>(topic, null, m.key().getBytes(StandardCharsets.UTF_8), m.value(), h));
+        h.add(L1Headers.PUBLISH_TS, Long.toString(publishTs).getBytes(StandardCharsets.US_ASCII));
+        return h;
     }
 
     void sendAll(List<Msg> messages) {
