@@ -36,11 +36,12 @@ class IngestCommandTest {
 
 
     /**
-     * Without compaction, and with the snapshot parts compacted after every checkpoint; tables and checkpoints on
-     * local disk, and on the project's S3 server (Ceph's RADOS Gateway), read back through an independent client.
+     * Without compaction, and with the snapshot parts compacted after every checkpoint, on local disk; on the
+     * project's S3 server (Ceph's RADOS Gateway) without compaction, the README's advice there, read back through
+     * an independent client (compaction on S3 through failures is S3CompactedFailoverTest's).
      */
     @ParameterizedTest(name = "{0}, compact-checkpoints {1}")
-    @CsvSource({"local, 0", "local, 1", "s3, 0", "s3, 1"})
+    @CsvSource({"local, 0", "local, 1", "s3, 0"})
     void sigkillMidStreamResumesFromTheCheckpointAndSigtermStopsWithASavepoint(String storage, int compactCheckpoints)
             throws Exception {
         String topic = "ingest-cli-" + storage + "-" + compactCheckpoints;
