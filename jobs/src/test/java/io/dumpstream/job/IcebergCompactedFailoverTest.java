@@ -12,6 +12,12 @@ class IcebergCompactedFailoverTest extends IcebergFailoverTest {
         return 1;
     }
 
+    /** The first merged files land later (parts, merges and their Iceberg commits): publish 2x slower. */
+    @Override
+    double rate(double rate) {
+        return rate / 2;
+    }
+
     @Override
     String topic(String name) {
         return "failover-iceberg-compacted-" + name;

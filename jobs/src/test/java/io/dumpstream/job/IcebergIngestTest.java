@@ -167,7 +167,21 @@ class IcebergIngestTest {
             Table snapshots = IcebergRead.load(catalog, c.iceberg, "snapshots");
             List<String> removedByCurrent = new java.util.ArrayList<>();
             snapshots.currentSnapshot().removedDataFiles(snapshots.io()).forEach(f -> removedByCurrent.add(f.location()));
-            IcebergMaintenance.run(catalog, c.iceberg, c.out, Duration.ZERO, 1, Duration.ofDays(1), false, System.out);
+            // and a metadata file no metadata names (a cut-short commit's), old enough to go
+            String orphan = snapshots.location() + "/metadata/orphan-of-a-cut-short-commit.avro";
+            try (var o = snapshots.io().newOutputFile(orphan).create()) {
+                o.write(new byte[] {1, 2, 3});
+            }
+            Thread.sleep(1100);
+            List<IcebergMaintenance.Result> results = IcebergMaintenance.run(catalog, c.iceberg, c.out, Duration.ZERO,
+                    1, Duration.ofSeconds(1), false, System.out);
+            assertEquals(List.of(IcebergMaintenance.key(orphan)), results.get(0).orphansDeleted().stream()
+                    .map(IcebergMaintenance::key).toList(), "the orphan metadata file, and no other, deleted");
+            assertFalse(exists(orphan), "orphan deleted");
+            for (IcebergMaintenance.Result r : results) {
+                assertEquals(List.of(), r.referencedMissing(), r.table() + ": referenced files missing");
+                assertEquals(List.of(), r.dataNotInTable(), r.table() + ": published files not in the table");
+            }
             List<String> left = merged.stream().filter(IcebergIngestTest::exists).sorted().toList();
             assertEquals(removedByCurrent.stream().sorted().toList(), left,
                     "expiry deletes the merged parts, but those the current snapshot removed");
