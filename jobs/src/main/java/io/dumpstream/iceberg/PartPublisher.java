@@ -18,6 +18,7 @@ import org.apache.flink.streaming.api.operators.util.SimpleVersionedListState;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.flink.util.OutputTag;
 
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -110,7 +111,16 @@ public final class PartPublisher extends AbstractStreamOperator<CommittableMessa
 
     private void publish(List<FileSinkCommittable> parts) throws Exception {
         for (FileSinkCommittable f : parts) {
-            writer.recoverPendingFile(f.getPendingFile()).commitAfterRecovery();
+            try {
+                writer.recoverPendingFile(f.getPendingFile()).commitAfterRecovery();
+            } catch (IOException e) {
+                // the compactor publishes its inputs too, in its own thread: on a local disk both may have seen
+                // the in-progress file and the second rename fails; published is published
+                org.apache.flink.core.fs.Path published = f.getPendingFile().getPath();
+                if (!published.getFileSystem().exists(published)) {
+                    throw e;
+                }
+            }
             output.collect(PARTS, new StreamRecord<>(new CommittedFile(f.getBucketId(),
                     f.getPendingFile().getPath().getName(), f.getPendingFile().getSize(), -1, CommittedFile.APPEND)));
         }
