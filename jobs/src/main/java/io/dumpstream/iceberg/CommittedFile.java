@@ -16,6 +16,15 @@ public class CommittedFile {
     public long size;
     /** The committer's checkpoint whose state first held the file (its Iceberg commit records it). */
     public long checkpoint;
+    /** What the commit does with the file: {@link #APPEND}, {@link #MERGED} or {@link #MERGED_PART}. */
+    public int kind;
+
+    /** A file to append: a published file, or (with compaction) a part as soon as its checkpoint completed. */
+    public static final int APPEND = 0;
+    /** A compacted file: added by the rewrite of its checkpoint. */
+    public static final int MERGED = 1;
+    /** A part the compactor merged: removed by the rewrite of its checkpoint (its bytes stay for older snapshots). */
+    public static final int MERGED_PART = 2;
 
     public CommittedFile() {
     }
@@ -27,6 +36,11 @@ public class CommittedFile {
         this.checkpoint = checkpoint;
     }
 
+    public CommittedFile(String bucket, String name, long size, long checkpoint, int kind) {
+        this(bucket, name, size, checkpoint);
+        this.kind = kind;
+    }
+
     /** Where the file is under {@code root} (an {@link IcebergTables#location} form). */
     public String location(String root) {
         return root + "/" + bucket + "/" + name;
@@ -34,17 +48,18 @@ public class CommittedFile {
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof CommittedFile f && f.size == size && f.checkpoint == checkpoint
+        return o instanceof CommittedFile f && f.size == size && f.checkpoint == checkpoint && f.kind == kind
                 && Objects.equals(f.bucket, bucket) && Objects.equals(f.name, name);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(bucket, name, size, checkpoint);
+        return Objects.hash(bucket, name, size, checkpoint, kind);
     }
 
     @Override
     public String toString() {
-        return bucket + "/" + name + " (" + size + " bytes, checkpoint " + checkpoint + ")";
+        return (kind == MERGED ? "merged " : kind == MERGED_PART ? "merged part " : "") + bucket + "/" + name + " ("
+                + size + " bytes, checkpoint " + checkpoint + ")";
     }
 }

@@ -191,8 +191,8 @@ public final class FlinkFileIO implements FileIO {
                 }
 
                 @Override
-                public void flush() throws IOException {
-                    out.flush();
+                public void flush() {
+                    // close() writes it all; a flush on S3 (Hadoop's S3A stream) is an unsupported hflush that warns
                 }
 
                 @Override

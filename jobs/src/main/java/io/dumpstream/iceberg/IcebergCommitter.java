@@ -4,24 +4,27 @@ import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
-import org.apache.flink.connector.file.sink.FileSinkCommittable;
 import org.apache.flink.metrics.Counter;
 import org.apache.flink.runtime.state.StateInitializationContext;
 import org.apache.flink.runtime.state.StateSnapshotContext;
-import org.apache.flink.streaming.api.connector.sink2.CommittableMessage;
-import org.apache.flink.streaming.api.connector.sink2.CommittableWithLineage;
 import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
 import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
 import org.apache.iceberg.AppendFiles;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DataFiles;
+import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.Metrics;
 import org.apache.iceberg.MetricsConfig;
+import org.apache.iceberg.RewriteFiles;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.StructLike;
 import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.expressions.Expression;
+import org.apache.iceberg.expressions.Expressions;
+import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.InputFile;
 import org.apache.iceberg.mapping.NameMapping;
 import org.apache.iceberg.parquet.ParquetUtil;
@@ -29,11 +32,16 @@ import org.apache.iceberg.util.SnapshotUtil;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
+import java.util.Set;
 import java.util.TreeMap;
 
 /**
@@ -56,15 +64,25 @@ import java.util.TreeMap;
  * </ul>
  * The job id in the summary is the one in state: a job started again from a retained checkpoint has a
  * new Flink job id, and finds the commits of the job it continues. Parallelism 1.
+ *
+ * <p>With compaction, the parts come from the {@link PartPublisher} (appended as above), and what the
+ * FileSink's committer publishes is merged files and the parts they merged: those of a checkpoint are
+ * one rewrite ({@code replace} snapshot: the merged parts out, the merged files in), after that
+ * checkpoint's append, recorded with the operator id {@code <uid>}{@value #REWRITE_SUFFIX} so that a restart
+ * repeats neither. A rewrite whose parts are no longer all in the table, or whose merged files already
+ * are, is skipped and logged. The merged parts' bytes stay for the snapshots before the rewrite (time
+ * travel); snapshot expiry deletes them once no snapshot left references them.
  */
 public final class IcebergCommitter extends AbstractStreamOperator<Void>
-        implements OneInputStreamOperator<CommittableMessage<FileSinkCommittable>, Void> {
+        implements OneInputStreamOperator<CommittedFile, Void> {
     private static final long serialVersionUID = 1L;
     private static final Logger LOG = LoggerFactory.getLogger(IcebergCommitter.class);
 
     public static final String MAX_COMMITTED_CHECKPOINT_ID = "flink.max-committed-checkpoint-id";
     public static final String JOB_ID = "flink.job-id";
     public static final String OPERATOR_ID = "flink.operator-id";
+    /** Appended to the operator id in the summary of a rewrite (compaction) snapshot. */
+    public static final String REWRITE_SUFFIX = "/rewrite";
 
     private final IcebergSettings settings;
     private final String table;
@@ -81,6 +99,7 @@ public final class IcebergCommitter extends AbstractStreamOperator<Void>
     private transient String jobId;
     private transient Counter commits;
     private transient Counter files;
+    private transient Counter rewrites;
     private transient volatile long lastCommitMillis;
 
     /**
@@ -104,6 +123,7 @@ public final class IcebergCommitter extends AbstractStreamOperator<Void>
         jobState = context.getOperatorStateStore().getListState(new ListStateDescriptor<>("iceberg-job-id", Types.STRING));
         commits = getMetricGroup().counter("icebergCommits");
         files = getMetricGroup().counter("icebergCommittedFiles");
+        rewrites = getMetricGroup().counter("icebergRewrites");
         getMetricGroup().gauge("icebergLastCommitMillis", () -> lastCommitMillis);
         jobId = getRuntimeContext().getJobInfo().getJobId().toString();
         if (!context.isRestored()) {
@@ -120,25 +140,26 @@ public final class IcebergCommitter extends AbstractStreamOperator<Void>
         if (restoredJob == null || restored.isEmpty()) {
             return;
         }
-        long committed = maxCommittedCheckpointId(table(), restoredJob, operatorId);
-        NavigableMap<Long, List<CommittedFile>> left = restored.tailMap(committed, false);
-        LOG.info("{}: restored {} checkpoint(s) of files of job {}, committed up to checkpoint {}: {} to commit",
-                table, restored.size(), restoredJob, committed, left.size());
+        long appended = maxCommittedCheckpointId(table(), restoredJob, operatorId);
+        long rewritten = maxCommittedCheckpointId(table(), restoredJob, operatorId + REWRITE_SUFFIX);
+        NavigableMap<Long, List<CommittedFile>> left = new TreeMap<>();
+        for (Map.Entry<Long, List<CommittedFile>> e : restored.entrySet()) {
+            for (CommittedFile f : e.getValue()) {
+                if (e.getKey() > (f.kind == CommittedFile.APPEND ? appended : rewritten)) {
+                    left.computeIfAbsent(e.getKey(), k -> new ArrayList<>()).add(f);
+                }
+            }
+        }
+        LOG.info("{}: restored {} checkpoint(s) of files of job {}, appended up to checkpoint {}, rewritten up to {}:"
+                + " {} to commit", table, restored.size(), restoredJob, appended, rewritten, left.size());
         if (!left.isEmpty()) {
             commit(left, restoredJob);
         }
     }
 
     @Override
-    public void processElement(StreamRecord<CommittableMessage<FileSinkCommittable>> element) {
-        if (element.getValue() instanceof CommittableWithLineage<FileSinkCommittable> c) {
-            FileSinkCommittable f = c.getCommittable();
-            if (f.hasPendingFile()) {
-                // not the compacted inputs cleaned up nor in-progress files discarded: those were never published
-                incoming.add(new CommittedFile(f.getBucketId(), f.getPendingFile().getPath().getName(),
-                        f.getPendingFile().getSize(), -1));
-            }
-        }
+    public void processElement(StreamRecord<CommittedFile> element) {
+        incoming.add(element.getValue());
     }
 
     @Override
@@ -168,20 +189,133 @@ public final class IcebergCommitter extends AbstractStreamOperator<Void>
         }
     }
 
-    /** One append of every file of {@code byCheckpoint}, recording the largest checkpoint id. */
+    /**
+     * One append of every file to append of {@code byCheckpoint}, recording the largest checkpoint id of
+     * those; then one rewrite of the merged files and parts, recording the largest checkpoint id of those.
+     */
     private void commit(NavigableMap<Long, List<CommittedFile>> byCheckpoint, String job) {
         long t0 = System.nanoTime();
-        List<CommittedFile> all = new ArrayList<>();
-        byCheckpoint.values().forEach(all::addAll);
-        int n = append(table(), mapping, table, root, all, byCheckpoint.lastKey(), job, operatorId);
-        if (n == 0) {
+        List<CommittedFile> appends = new ArrayList<>();
+        List<CommittedFile> merged = new ArrayList<>();
+        List<CommittedFile> mergedParts = new ArrayList<>();
+        long lastAppend = -1;
+        long lastRewrite = -1;
+        for (Map.Entry<Long, List<CommittedFile>> e : byCheckpoint.entrySet()) {
+            for (CommittedFile f : e.getValue()) {
+                switch (f.kind) {
+                    case CommittedFile.APPEND -> {
+                        appends.add(f);
+                        lastAppend = e.getKey();
+                    }
+                    case CommittedFile.MERGED -> {
+                        merged.add(f);
+                        lastRewrite = e.getKey();
+                    }
+                    case CommittedFile.MERGED_PART -> {
+                        mergedParts.add(f);
+                        lastRewrite = e.getKey();
+                    }
+                    default -> throw new IllegalStateException("unknown kind of file " + f.kind + ": " + f);
+                }
+            }
+        }
+        int n = appends.isEmpty() ? 0 : append(table(), mapping, table, root, appends, lastAppend, job, operatorId);
+        int r = lastRewrite < 0 ? 0
+                : rewrite(table(), mapping, table, root, mergedParts, merged, lastRewrite, job, operatorId + REWRITE_SUFFIX);
+        if (n == 0 && r == 0) {
             return;
         }
         lastCommitMillis = (System.nanoTime() - t0) / 1_000_000;
         commits.inc();
         files.inc(n);
-        LOG.debug("{}: appended {} files up to checkpoint {} in {} ms", table, n, byCheckpoint.lastKey(),
+        rewrites.inc(r > 0 ? 1 : 0);
+        LOG.debug("{}: appended {} files, rewrote {} up to checkpoint {} in {} ms", table, n, r, byCheckpoint.lastKey(),
                 lastCommitMillis);
+    }
+
+    /**
+     * Replaces {@code parts} with {@code merged} in {@code t} in one rewrite whose summary records
+     * {@code checkpoint}, {@code job} and {@code operator}, validated from the snapshot that added the
+     * oldest of the parts. Skipped (0) when the merged files are already in the table (the rewrite
+     * happened) or some part is not (removed by someone else: adding the merged file would show the
+     * other parts' rows twice). Returns the number of files the rewrite added.
+     */
+    static int rewrite(Table t, NameMapping mapping, String table, String root, List<CommittedFile> parts,
+                       List<CommittedFile> merged, long checkpoint, String job, String operator) {
+        Set<String> out = new HashSet<>();
+        parts.forEach(f -> out.add(f.location(root)));
+        Map<String, CommittedFile> in = new LinkedHashMap<>();
+        merged.forEach(f -> in.putIfAbsent(f.location(root), f));
+        Set<String> buckets = new HashSet<>();
+        parts.forEach(f -> buckets.add(f.bucket));
+        merged.forEach(f -> buckets.add(f.bucket));
+        Map<String, DataFile> live = liveFiles(t, table, buckets);
+        List<String> already = in.keySet().stream().filter(live::containsKey).toList();
+        List<String> gone = out.stream().filter(l -> !live.containsKey(l)).sorted().toList();
+        if (!already.isEmpty() || !gone.isEmpty()) {
+            LOG.warn("{}: rewrite of checkpoint {} skipped: {} of its {} merged files already in the table, {} of its"
+                    + " {} parts not in it (first: {})", table, checkpoint, already.size(), in.size(), gone.size(),
+                    out.size(), gone.isEmpty() ? already.get(0) : gone.get(0));
+            return 0;
+        }
+        if (out.isEmpty() || in.isEmpty()) {
+            if (!out.isEmpty() || !in.isEmpty()) {
+                LOG.warn("{}: rewrite of checkpoint {} skipped: {} merged files for {} parts", table, checkpoint,
+                        in.size(), out.size());
+            }
+            return 0;
+        }
+        RewriteFiles rewrite = t.newRewrite();
+        long oldest = Long.MAX_VALUE;
+        for (String l : out) {
+            DataFile f = live.get(l);
+            rewrite.deleteFile(f);
+            if (f.dataSequenceNumber() != null) {
+                oldest = Math.min(oldest, f.dataSequenceNumber());
+            }
+        }
+        for (Snapshot s : t.snapshots()) {
+            if (s.sequenceNumber() == oldest) {
+                rewrite.validateFromSnapshot(s.snapshotId());
+            }
+        }
+        MetricsConfig metrics = MetricsConfig.forTable(t);
+        for (Map.Entry<String, CommittedFile> e : in.entrySet()) {
+            rewrite.addFile(dataFile(t, mapping, table, metrics, e.getKey(), e.getValue()));
+        }
+        rewrite.set(MAX_COMMITTED_CHECKPOINT_ID, Long.toString(checkpoint))
+                .set(JOB_ID, job)
+                .set(OPERATOR_ID, operator)
+                .commit();
+        return in.size();
+    }
+
+    /** The current snapshot's data files in {@code buckets}, by location. */
+    private static Map<String, DataFile> liveFiles(Table t, String table, Set<String> buckets) {
+        Map<String, DataFile> out = new HashMap<>();
+        if (t.currentSnapshot() == null || buckets.isEmpty()) {
+            return out;
+        }
+        List<String> columns = IcebergTables.partitionColumns(table);
+        Expression any = Expressions.alwaysFalse();
+        for (String b : buckets) {
+            StructLike p = IcebergTables.partition(table, b);
+            Expression one = Expressions.alwaysTrue();
+            for (int i = 0; i < columns.size(); i++) {
+                Object v = p.get(i, Object.class);
+                one = Expressions.and(one, v == null ? Expressions.isNull(columns.get(i))
+                        : Expressions.equal(columns.get(i), v));
+            }
+            any = Expressions.or(any, one);
+        }
+        try (CloseableIterable<FileScanTask> tasks = t.newScan().filter(any).planFiles()) {
+            for (FileScanTask task : tasks) {
+                out.put(task.file().location(), task.file().copyWithoutStats());
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot list the files of " + table, e);
+        }
+        return out;
     }
 
     /**
@@ -212,12 +346,12 @@ public final class IcebergCommitter extends AbstractStreamOperator<Void>
 
     private static DataFile dataFile(Table t, NameMapping mapping, String table, MetricsConfig metricsConfig,
                                      String location, CommittedFile f) {
-        InputFile in = t.io().newInputFile(location, f.size);
+        InputFile in = f.size >= 0 ? t.io().newInputFile(location, f.size) : t.io().newInputFile(location);
         Metrics m = ParquetUtil.fileMetrics(in, metricsConfig, mapping);
         return DataFiles.builder(t.spec())
                 .withPath(location)
                 .withFormat(FileFormat.PARQUET)
-                .withFileSizeInBytes(f.size)
+                .withFileSizeInBytes(in.getLength())
                 .withPartition(IcebergTables.partition(table, f.bucket))
                 .withMetrics(m)
                 .build();

@@ -1,5 +1,7 @@
 package io.dumpstream.iceberg;
 
+import org.apache.flink.api.common.functions.FlatMapFunction;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.connector.sink2.Committer;
 import org.apache.flink.api.connector.sink2.CommitterInitContext;
@@ -13,13 +15,20 @@ import org.apache.flink.connector.file.sink.FileSinkCommittable;
 import org.apache.flink.connector.file.sink.writer.FileWriterBucketState;
 import org.apache.flink.core.io.SimpleVersionedSerializer;
 import org.apache.flink.streaming.api.connector.sink2.CommittableMessage;
+import org.apache.flink.streaming.api.connector.sink2.CommittableWithLineage;
 import org.apache.flink.streaming.api.connector.sink2.SupportsPostCommitTopology;
 import org.apache.flink.streaming.api.connector.sink2.SupportsPreCommitTopology;
 import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.datastream.SingleOutputStreamOperator;
 import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
+import org.apache.flink.util.Collector;
+
+import io.dumpstream.job.CompactingFileSink;
 
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.Collection;
+import java.util.List;
 
 /**
  * A file sink of one table (Flink's {@code FileSink}, or the compacting one) whose committed files are
@@ -27,6 +36,12 @@ import java.util.Collection;
  * sink's post-commit topology. Writer, committer, their state and the pre-commit topology (compaction)
  * are the wrapped sink's own, so the Hive-layout files are exactly those written without Iceberg, and
  * the Iceberg table references them where they are.
+ *
+ * <p>With compaction: a {@link PartPublisher} before the compaction coordinator publishes each
+ * checkpoint's parts (hidden names) when it completes and hands them to the committer, which appends
+ * them; the FileSink's committer publishes the merged files and the committer replaces the merged parts
+ * with them in one rewrite. The FileSink's committer no longer deletes the merged parts: older snapshots
+ * still reference them; snapshot expiry deletes them ({@link IcebergMaintenance}).
  */
 public final class IcebergFileSink<IN> implements Sink<IN>, SupportsWriterState<IN, FileWriterBucketState>,
         SupportsWriterState.WithCompatibleState, SupportsCommitter<FileSinkCommittable>,
@@ -38,6 +53,8 @@ public final class IcebergFileSink<IN> implements Sink<IN>, SupportsWriterState<
     private final IcebergSettings settings;
     private final String table;
     private final String root;
+    /** The published parts' stream, from the pre-commit topology to the post-commit one (compaction only). */
+    private transient DataStream<CommittedFile> parts;
 
     /**
      * @param files a {@code FileSink} or {@code CompactingFileSink} over the output root
@@ -144,9 +161,43 @@ public final class IcebergFileSink<IN> implements Sink<IN>, SupportsWriterState<
         return ((SupportsWriterState.WithCompatibleState) files).getCompatibleWriterStateNames();
     }
 
+    private boolean compacting() {
+        return files instanceof CompactingFileSink<?>;
+    }
+
     @Override
     public Committer<FileSinkCommittable> createCommitter(CommitterInitContext context) throws IOException {
-        return committing().createCommitter(context);
+        Committer<FileSinkCommittable> committer = committing().createCommitter(context);
+        return compacting() ? new KeepMergedParts(committer) : committer;
+    }
+
+    /**
+     * The FileSink's committer but for the merged parts it would delete: the Iceberg table's snapshots before
+     * the rewrite reference them. Their requests count as done and reach the post-commit topology.
+     */
+    static final class KeepMergedParts implements Committer<FileSinkCommittable> {
+        private final Committer<FileSinkCommittable> committer;
+
+        KeepMergedParts(Committer<FileSinkCommittable> committer) {
+            this.committer = committer;
+        }
+
+        @Override
+        public void commit(Collection<CommitRequest<FileSinkCommittable>> requests)
+                throws IOException, InterruptedException {
+            List<CommitRequest<FileSinkCommittable>> rest = new ArrayList<>(requests.size());
+            for (CommitRequest<FileSinkCommittable> r : requests) {
+                if (!r.getCommittable().hasCompactedFileToCleanup()) {
+                    rest.add(r);
+                }
+            }
+            committer.commit(rest);
+        }
+
+        @Override
+        public void close() throws Exception {
+            committer.close();
+        }
     }
 
     @Override
@@ -157,7 +208,16 @@ public final class IcebergFileSink<IN> implements Sink<IN>, SupportsWriterState<
     @Override
     public DataStream<CommittableMessage<FileSinkCommittable>> addPreCommitTopology(
             DataStream<CommittableMessage<FileSinkCommittable>> committables) {
-        return preCommit().addPreCommitTopology(committables);
+        if (!compacting()) {
+            return preCommit().addPreCommitTopology(committables);
+        }
+        SingleOutputStreamOperator<CommittableMessage<FileSinkCommittable>> tapped = committables
+                .transform("Iceberg parts " + table, committables.getType(),
+                        new PartPublisher((CompactingFileSink<?>) files))
+                .uid(uid(table) + "-parts")
+                .setParallelism(committables.getParallelism());
+        parts = tapped.getSideOutput(PartPublisher.PARTS);
+        return preCommit().addPreCommitTopology(tapped);
     }
 
     @Override
@@ -168,7 +228,15 @@ public final class IcebergFileSink<IN> implements Sink<IN>, SupportsWriterState<
     @Override
     public void addPostCommitTopology(DataStream<CommittableMessage<FileSinkCommittable>> committed) {
         String uid = uid(table);
-        committed
+        DataStream<CommittedFile> toCommit = committed
+                .flatMap(new Published(compacting()), TypeInformation.of(CommittedFile.class))
+                .uid(uid + "-published")
+                .name("Iceberg files " + table)
+                .setParallelism(committed.getParallelism());
+        if (parts != null) {
+            toCommit = toCommit.union(parts);
+        }
+        toCommit
                 .global()
                 .transform("Iceberg commit " + table, Types.VOID, new IcebergCommitter(settings, table, root, uid))
                 .uid(uid)
@@ -178,5 +246,38 @@ public final class IcebergFileSink<IN> implements Sink<IN>, SupportsWriterState<
                 .uid(uid + "-end")
                 .name("Iceberg commit " + table + " (end)")
                 .setParallelism(1);
+    }
+
+    /**
+     * What the FileSink's committer published, for the Iceberg committer: without compaction each file, to
+     * append; with it, the merged files and the merged parts of the rewrite. Not in-progress files
+     * discarded: those were never published.
+     */
+    static final class Published implements FlatMapFunction<CommittableMessage<FileSinkCommittable>, CommittedFile> {
+        private static final long serialVersionUID = 1L;
+        private final boolean compacting;
+
+        Published(boolean compacting) {
+            this.compacting = compacting;
+        }
+
+        @Override
+        public void flatMap(CommittableMessage<FileSinkCommittable> message, Collector<CommittedFile> out) {
+            if (!(message instanceof CommittableWithLineage<FileSinkCommittable> c)) {
+                return;
+            }
+            FileSinkCommittable f = c.getCommittable();
+            if (f.hasPendingFile() && compacting && f.getPendingFile().getPath().getName().startsWith(".")) {
+                // a part passed through uncompacted: the PartPublisher published it and handed it on
+                return;
+            }
+            if (f.hasPendingFile()) {
+                out.collect(new CommittedFile(f.getBucketId(), f.getPendingFile().getPath().getName(),
+                        f.getPendingFile().getSize(), -1, compacting ? CommittedFile.MERGED : CommittedFile.APPEND));
+            } else if (compacting && f.hasCompactedFileToCleanup()) {
+                out.collect(new CommittedFile(f.getBucketId(), f.getCompactedFileToCleanup().getName(), -1, -1,
+                        CommittedFile.MERGED_PART));
+            }
+        }
     }
 }

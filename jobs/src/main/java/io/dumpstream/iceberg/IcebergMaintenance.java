@@ -34,8 +34,10 @@ import java.util.Set;
  * <ul>
  *   <li>Expiry: snapshots older than {@code --expire-older-than} go, the newest {@code --retain-last}
  *       always stay (Iceberg's own expiry: it deletes only the files no remaining snapshot reaches).
- *       The ingest job only ever appends, so every data file stays referenced by the current snapshot;
- *       what goes is old manifests and manifest lists.</li>
+ *       Without compaction the ingest job only appends, so every data file stays referenced by the
+ *       current snapshot and what goes is old manifests and manifest lists; with compaction, also the
+ *       parts that the expired snapshots' rewrites replaced by their merged file (those the oldest
+ *       remaining snapshot's rewrite replaced go with it, at a later expiry).</li>
  *   <li>Orphans: files under a table's {@code metadata/} folder older than {@code --orphans-older-than}
  *       that no part of the current metadata names (left by a commit that failed or was cut short).
  *       Data files are never deleted: a published file the table does not reference yet may be waiting
@@ -274,7 +276,7 @@ public final class IcebergMaintenance {
     }
 
     /** One form of a location whatever way it is written (file:/a, file:///a, /a): scheme, authority, path. */
-    static String key(String location) {
+    public static String key(String location) {
         URI u = new Path(location).toUri();
         String scheme = u.getScheme() == null ? "file" : u.getScheme();
         String authority = u.getRawAuthority() == null ? "" : u.getRawAuthority();

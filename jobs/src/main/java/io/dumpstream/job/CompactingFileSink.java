@@ -79,7 +79,7 @@ public final class CompactingFileSink<IN> implements Sink<IN>, SupportsWriterSta
      * through the format's factory, so with the table's factory our part writer would put its magic and
      * an empty footer after the merged file the compactor streams in (readers then saw a file of 0 rows).
      */
-    BucketWriter<IN, String> bucketWriter() throws IOException {
+    public BucketWriter<IN, String> bucketWriter() throws IOException {
         return new BulkBucketWriter<>(recoverableWriter(), new Passthrough<>());
     }
 

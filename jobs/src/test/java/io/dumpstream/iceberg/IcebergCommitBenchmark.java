@@ -24,7 +24,12 @@ import java.util.stream.Stream;
  * What the Iceberg commit of one checkpoint costs (the committer's {@code append}: footers read for the
  * metrics, a manifest, a manifest list, a metadata file, the catalog row updated in PostgreSQL), in ms
  * and in metadata bytes written, for 4, 16 and 64 files per checkpoint (the job commits one file per
- * partition and sink subtask touched in the checkpoint), 40 commits each on one table, medians.
+ * partition and sink subtask touched in the checkpoint), 40 commits each on one table, medians. Then
+ * the same with compaction on ({@code --compact-checkpoints 1}): each checkpoint an append of k parts and
+ * the rewrite of the previous checkpoint's k parts into k merged files (the job merges the parts of one
+ * partition, and with a compaction per checkpoint that is one part per partition and subtask); the
+ * rewrite's cost (the scan of the partitions' live files, the footers of the merged files, a manifest
+ * for the removed parts and one for the added files) is reported apart.
  *
  * <pre>mvn -pl jobs -am test -Dtest=IcebergCommitBenchmark -Dsurefire.failIfNoSpecifiedTests=false -DexcludedTags=none</pre>
  */
@@ -80,6 +85,54 @@ class IcebergCommitBenchmark {
             System.out.printf("iceberg commit, %d files per checkpoint: median %d ms (p90 %d ms, first %d ms), metadata"
                             + " written per commit median %d bytes (last metadata.json %d bytes after %d commits)%n", k,
                     median(millis), p90(millis), millis.get(0), median(bytes), lastMetadata, COMMITS);
+            IcebergTables.close(catalog);
+        }
+        for (int k : new int[] {4, 16, 64}) {
+            IcebergSettings s = new IcebergSettings(pg.url(), root + "/_iceberg", "benchc" + k).validate();
+            Catalog catalog = IcebergTables.open(s, Map.of());
+            IcebergTables.ensure(catalog, s, root);
+            Table t = IcebergRead.load(catalog, s, "snapshots");
+            Path metadata = IcebergMaintenanceTest.local(t.location() + "/metadata");
+            List<Long> appendMillis = new ArrayList<>();
+            List<Long> rewriteMillis = new ArrayList<>();
+            List<Long> rewriteBytes = new ArrayList<>();
+            List<CommittedFile> previous = List.of();
+            for (int c = 0; c < COMMITS; c++) {
+                List<CommittedFile> parts = new ArrayList<>();
+                List<CommittedFile> merged = new ArrayList<>();
+                for (int i = 0; i < k; i++) {
+                    CommittedFile f = base.get(i % base.size());
+                    Path src = out.resolve(f.bucket).resolve(f.name);
+                    String part = ".part-benchc-" + k + "-" + c + "-" + i + ".parquet";
+                    Files.createLink(src.resolveSibling(part), src);
+                    parts.add(new CommittedFile(f.bucket, part, f.size, c + 1, CommittedFile.APPEND));
+                    if (!previous.isEmpty()) {
+                        CommittedFile p = previous.get(i);
+                        String name = "compacted-" + p.name.substring(1);
+                        Files.createLink(src.resolveSibling(name), src);
+                        merged.add(new CommittedFile(f.bucket, name, f.size, c + 1, CommittedFile.MERGED));
+                    }
+                }
+                long t0 = System.nanoTime();
+                IcebergCommitter.append(t, IcebergTables.mapping(t), "snapshots", root, parts, c + 1, "bench", "bench");
+                appendMillis.add((System.nanoTime() - t0) / 1_000_000);
+                if (!previous.isEmpty()) {
+                    long before = size(metadata);
+                    long t1 = System.nanoTime();
+                    int n = IcebergCommitter.rewrite(t, IcebergTables.mapping(t), "snapshots", root, previous, merged,
+                            c + 1, "bench", "bench" + IcebergCommitter.REWRITE_SUFFIX);
+                    rewriteMillis.add((System.nanoTime() - t1) / 1_000_000);
+                    rewriteBytes.add(size(metadata) - before);
+                    if (n != k) {
+                        throw new AssertionError("rewrite " + c + " added " + n + " files, not " + k);
+                    }
+                }
+                previous = parts;
+            }
+            System.out.printf("iceberg commit with compaction, %d parts per checkpoint: append median %d ms; rewrite of"
+                            + " %d parts into %d merged files median %d ms (p90 %d ms), metadata written per rewrite"
+                            + " median %d bytes%n", k, median(appendMillis), k, k, median(rewriteMillis),
+                    p90(rewriteMillis), median(rewriteBytes));
             IcebergTables.close(catalog);
         }
     }

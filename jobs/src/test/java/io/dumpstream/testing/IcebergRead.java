@@ -141,12 +141,19 @@ public final class IcebergRead {
 
     /** The visible (committed) Parquet files of {@code table} under {@code root}, as Iceberg locations. */
     public static List<String> visibleFiles(Path root, String table) throws Exception {
+        return visibleFiles(root, table, IcebergTables.location(root.toString()));
+    }
+
+    /**
+     * The visible Parquet files of {@code table} under {@code root} (a local copy, e.g. an S3 mirror), as
+     * Iceberg locations under {@code base} (the root the job wrote to).
+     */
+    public static List<String> visibleFiles(Path root, String table, String base) throws Exception {
         List<String> out = new ArrayList<>();
         Path dir = root.resolve(table);
         if (!Files.isDirectory(dir)) {
             return out;
         }
-        String base = IcebergTables.location(root.toString());
         try (Stream<Path> s = Files.walk(dir)) {
             for (Path f : s.filter(Files::isRegularFile).toList()) {
                 String name = f.getFileName().toString();
@@ -179,12 +186,93 @@ public final class IcebergRead {
         throw new AssertionError("Iceberg table " + table + " has " + n + " rows, waited for " + rows);
     }
 
+    /** The file name of a location. */
+    public static String name(String location) {
+        return location.substring(location.lastIndexOf('/') + 1);
+    }
+
+    /**
+     * The table's history with compaction on: every file in exactly one snapshot's added files; the
+     * {@code append} snapshots add parts (hidden names) only, the {@code replace} snapshots remove parts
+     * only and add merged files only, each part removed by at most one; the merged files added are
+     * exactly the visible ones; the current snapshot holds the visible files and the parts not merged yet.
+     * Returns the parts merged (removed by a rewrite).
+     */
+    public static List<String> assertCompactedHistory(Table t, Path out, String table, String base) throws Exception {
+        List<String> visible = visibleFiles(out, table, base);
+        List<Snapshot> snapshots = new ArrayList<>();
+        t.snapshots().forEach(snapshots::add);
+        snapshots.sort(java.util.Comparator.comparingLong(Snapshot::sequenceNumber));
+        List<String> added = new ArrayList<>();
+        List<String> merged = new ArrayList<>();
+        List<String> parts = new ArrayList<>();
+        List<String> removed = new ArrayList<>();
+        int appends = 0;
+        int replaces = 0;
+        for (Snapshot s : snapshots) {
+            List<String> in = new ArrayList<>();
+            s.addedDataFiles(t.io()).forEach(f -> in.add(f.location()));
+            List<String> gone = new ArrayList<>();
+            s.removedDataFiles(t.io()).forEach(f -> gone.add(f.location()));
+            added.addAll(in);
+            removed.addAll(gone);
+            if (s.operation().equals("append")) {
+                appends++;
+                org.junit.jupiter.api.Assertions.assertEquals(List.of(), gone, table + ": an append removes nothing");
+                for (String f : in) {
+                    org.junit.jupiter.api.Assertions.assertTrue(name(f).startsWith("."), table
+                            + ": an append adds parts only, not " + f);
+                    parts.add(f);
+                }
+            } else {
+                replaces++;
+                org.junit.jupiter.api.Assertions.assertEquals("replace", s.operation(), table + ": " + s.summary());
+                org.junit.jupiter.api.Assertions.assertFalse(in.isEmpty() || gone.isEmpty(), table
+                        + ": a rewrite adds and removes files: " + s.summary());
+                for (String f : in) {
+                    org.junit.jupiter.api.Assertions.assertTrue(name(f).startsWith("compacted-"), table
+                            + ": a rewrite adds merged files only, not " + f);
+                    merged.add(f);
+                }
+                for (String f : gone) {
+                    org.junit.jupiter.api.Assertions.assertTrue(name(f).startsWith("."), table
+                            + ": a rewrite removes parts only, not " + f);
+                }
+            }
+        }
+        java.util.Set<String> once = new java.util.HashSet<>();
+        org.junit.jupiter.api.Assertions.assertEquals(List.of(), added.stream().filter(f -> !once.add(f)).toList(),
+                table + ": files added by more than one snapshot");
+        java.util.Set<String> onceRemoved = new java.util.HashSet<>();
+        org.junit.jupiter.api.Assertions.assertEquals(List.of(), removed.stream().filter(f -> !onceRemoved.add(f))
+                .toList(), table + ": parts removed by more than one rewrite");
+        org.junit.jupiter.api.Assertions.assertTrue(parts.containsAll(removed), table + ": a rewrite removed a part"
+                + " no append added");
+        merged.sort(null);
+        org.junit.jupiter.api.Assertions.assertEquals(visible, merged, table
+                + ": the merged files the rewrites added are the visible files");
+        List<String> current = new ArrayList<>(visible);
+        parts.stream().filter(p -> !onceRemoved.contains(p)).forEach(current::add);
+        current.sort(null);
+        org.junit.jupiter.api.Assertions.assertEquals(current, currentFiles(t), table
+                + ": the current snapshot holds the merged files and the parts not merged yet");
+        System.out.printf("iceberg %s: %d appends of %d parts, %d rewrites of %d parts into %d merged files%n", table,
+                appends, parts.size(), replaces, removed.size(), merged.size());
+        removed.sort(null);
+        return removed;
+    }
+
     /**
      * Every visible file of the table in exactly one snapshot's added files, none twice, none missing,
      * and the current snapshot's files exactly the visible ones.
      */
     public static void assertFilesOnce(Table t, Path out, String table) throws Exception {
-        List<String> visible = visibleFiles(out, table);
+        assertFilesOnce(t, out, table, IcebergTables.location(out.toString()));
+    }
+
+    /** As {@link #assertFilesOnce(Table, Path, String)}, for files under {@code base} read from the copy {@code out}. */
+    public static void assertFilesOnce(Table t, Path out, String table, String base) throws Exception {
+        List<String> visible = visibleFiles(out, table, base);
         List<String> added = new ArrayList<>();
         addedPerSnapshot(t).forEach(added::addAll);
         java.util.Set<String> once = new java.util.HashSet<>();
