@@ -9,28 +9,34 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.errors.TopicExistsException;
 
 /**
- * Creates a topic unless it exists, for deploy/local/hosts.sh (run as a source file on the CLI jar's classpath):
- * {@code java -cp dumpstream.jar CreateTopic.java BOOTSTRAP TOPIC PARTITIONS REPLICATION MIN_INSYNC}.
+ * Creates topics unless they exist, for deploy/local/hosts.sh (run as a source file on the CLI jar's classpath):
+ * {@code java -cp dumpstream.jar CreateTopic.java BOOTSTRAP REPLICATION MIN_INSYNC TOPIC:PARTITIONS...}.
  */
 public class CreateTopic {
     public static void main(String[] args) throws Exception {
-        if (args.length != 5) {
-            System.err.println("usage: CreateTopic BOOTSTRAP TOPIC PARTITIONS REPLICATION MIN_INSYNC");
+        if (args.length < 4) {
+            System.err.println("usage: CreateTopic BOOTSTRAP REPLICATION MIN_INSYNC TOPIC:PARTITIONS...");
             System.exit(2);
         }
         Properties p = new Properties();
         p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, args[0]);
         p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "60000");
-        NewTopic t = new NewTopic(args[1], Integer.parseInt(args[2]), Short.parseShort(args[3]))
-                .configs(Map.of("min.insync.replicas", args[4]));
         try (Admin admin = Admin.create(p)) {
-            admin.createTopics(List.of(t)).all().get();
-            System.out.println("created topic " + args[1]);
-        } catch (ExecutionException e) {
-            if (!(e.getCause() instanceof TopicExistsException)) {
-                throw e;
+            for (int i = 3; i < args.length; i++) {
+                String name = args[i].substring(0, args[i].lastIndexOf(':'));
+                int partitions = Integer.parseInt(args[i].substring(args[i].lastIndexOf(':') + 1));
+                NewTopic t = new NewTopic(name, partitions, Short.parseShort(args[1]))
+                        .configs(Map.of("min.insync.replicas", args[2]));
+                try {
+                    admin.createTopics(List.of(t)).all().get();
+                    System.out.println("created topic " + name);
+                } catch (ExecutionException e) {
+                    if (!(e.getCause() instanceof TopicExistsException)) {
+                        throw e;
+                    }
+                    System.out.println("topic " + name + " exists");
+                }
             }
-            System.out.println("topic " + args[1] + " exists");
         }
     }
 }

@@ -135,6 +135,7 @@ clean_network() {
         ip netns del "$n" 2>/dev/null || true
     done
     ip link del "$prefix-br" 2>/dev/null || true
+    rm -rf /etc/netns/"$prefix"-*
     for n in $(ip -o link show 2>/dev/null | awk -F': ' '{print $2}' | sed 's/@.*//' | grep -E "^$prefix-" || true); do
         ip link del "$n" 2>/dev/null || true
     done
@@ -152,8 +153,17 @@ make_network() {
         ip -n "$(ns "$h")" addr add "$(address "$h")/24" dev eth0
         ip -n "$(ns "$h")" link set eth0 up
         ip -n "$(ns "$h")" link set lo up
-        # the rest of the world (this machine's other addresses) through the bridge
-        ip -n "$(ns "$h")" route add default via "$net.1"
+    done
+    # names for every host, and no DNS server to wait for (ip netns exec mounts these over /etc/hosts and
+    # /etc/resolv.conf): Flink and Kafka look addresses up and would wait seconds for each answer
+    for h in $(all_hosts); do
+        mkdir -p "/etc/netns/$(ns "$h")"
+        {
+            echo "127.0.0.1 localhost"
+            local o
+            for o in $(all_hosts); do echo "$(address "$o") $o"; done
+        } >"/etc/netns/$(ns "$h")/hosts"
+        printf 'nameserver 127.0.0.1\noptions timeout:1 attempts:1\n' >"/etc/netns/$(ns "$h")/resolv.conf"
     done
 }
 
@@ -170,7 +180,8 @@ spawn() {
     local d
     d="$(hostdir "$h")"
     mkdir -p "$d/log"
-    (cd "$d" && exec ip netns exec "$(ns "$h")" setsid nohup "$@" >>"$d/log/$name.out" 2>&1 </dev/null) &
+    # fd 8 is the lock of up/down: a daemon must not hold it
+    (cd "$d" && exec ip netns exec "$(ns "$h")" setsid nohup "$@" >>"$d/log/$name.out" 2>&1 </dev/null 8>&-) &
     echo $! >"$d/$name.pid"
 }
 
@@ -206,7 +217,7 @@ start_s3() {
     mkdir -p "$d"
     # the monitor and the OSD on the host's own loopback, the gateway on its address
     in_ns s3 env S3_BIND_ADDRESS="$(address s3)" S3_PORT=7480 S3_MON_PORT=3300 S3_MON_V1_PORT=6789 \
-        S3_MEMSTORE_BYTES="${S3_MEMSTORE_BYTES:-2147483648}" bash "$here/s3.sh" start "$d/s3" >"$d/s3-start.out" \
+        S3_MEMSTORE_BYTES="${S3_MEMSTORE_BYTES:-2147483648}" bash "$here/s3.sh" start "$d/s3" >"$d/s3-start.out" 8>&- \
         || hdie "the S3 server did not start on s3 (log: $d/s3/log)"
 }
 
@@ -260,16 +271,18 @@ EOF
 
 # one KRaft cluster id per `up`
 cluster_id() {
-    [[ -s "$hstate/kafka-cluster-id" ]] || "$java_bin" -cp "$cli_jar" kafka.tools.StorageTool random-uuid >"$hstate/kafka-cluster-id"
+    # 16 random bytes, URL-safe base64 without padding (what kafka-storage random-uuid prints)
+    [[ -s "$hstate/kafka-cluster-id" ]] || head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=' >"$hstate/kafka-cluster-id"
     cat "$hstate/kafka-cluster-id"
 }
 
-create_topic() {
-    local topic=$1 partitions=$2 n rf=1 isr=1
+# create_topics TOPIC:PARTITIONS...
+create_topics() {
+    local n rf=1 isr=1
     n="$(brokers)"
     if ((n >= 3)); then rf=3; isr=2; fi
-    "$java_bin" -cp "$cli_jar" "$here/CreateTopic.java" "$(bootstrap)" "$topic" "$partitions" "$rf" "$isr" \
-        >>"$hstate/create-topic.out" 2>&1 || hdie "creating topic $topic failed (output: $hstate/create-topic.out)"
+    "$java_bin" -cp "$cli_jar" "$here/CreateTopic.java" "$(bootstrap)" "$rf" "$isr" "$@" \
+        >>"$hstate/create-topic.out" 2>&1 || hdie "creating topics $* failed (output: $hstate/create-topic.out)"
 }
 
 # the Flink settings every JobManager and TaskManager shares: HA on ZooKeeper, S3, fast failure detection
@@ -293,7 +306,7 @@ s3.connection.establish.timeout: "5000"
 s3.attempts.maximum: "3"
 s3.retry.limit: "3"
 heartbeat.interval: 1000
-heartbeat.timeout: 8000
+heartbeat.timeout: 15000
 heartbeat.rpc-failure-threshold: 2
 cluster.registration.error-delay: 1000ms
 restart-strategy.exponential-delay.initial-backoff: 1 s
@@ -354,6 +367,8 @@ EOF
         main=org.apache.flink.runtime.taskexecutor.TaskManagerRunner
         resources=GET_TM_RESOURCE_PARAMS
     fi
+    # a restarted process starts a new log (leader_url reads the current process's)
+    [[ ! -f "$d/log/flink.log" ]] || mv "$d/log/flink.log" "$d/log/flink.log.$(date +%s)"
     # cluster.sh's resource_params reads $conf/config.yaml and caches in $state
     local params jvm dyn role_opts=()
     params="$(state="$d" conf="$d/conf" resource_params "$resources")"
@@ -399,12 +414,16 @@ await_host() {
     esac
 }
 
-# the REST URL of the JobManager that leads now (the standby answers 503 while it does not)
+# the REST URL of the JobManager that leads now: every JobManager's REST endpoint answers (the standby's
+# forwards to the leader), so the leader is the running one whose REST endpoint was last granted
+# leadership, not revoked, in the log of its current process
 leader_url() {
-    local h code
+    local h last
     for h in jm1 jm2; do
-        code="$(curl -s -o /dev/null -w '%{http_code}' --max-time 3 "http://$(address "$h"):8081/overview" 2>/dev/null || true)"
-        if [[ "$code" == 200 ]]; then
+        [[ -n "$(host_pids "$h")" ]] || continue
+        last="$(grep -E 'DispatcherRestEndpoint - .*(was granted leadership|lost leadership)' \
+            "$(hostdir "$h")/log/flink.log" 2>/dev/null | tail -n 1)"
+        if [[ "$last" == *"was granted leadership"* ]]; then
             echo "http://$(address "$h"):8081"
             return 0
         fi
@@ -474,8 +493,7 @@ cmd_up() {
     make_bucket
     for h in $(all_hosts | grep kafka); do start_kafka "$h"; done
     for h in $(all_hosts | grep kafka); do await_host "$h"; done
-    create_topic "$topic" "$partitions"
-    create_topic "$topic.dlq" 1
+    create_topics "$topic:$partitions" "$topic.dlq:1"
     await_host zk
     for h in jm1 jm2 tm1 tm2 tm3; do start_flink "$h"; done
     start_rank
@@ -496,7 +514,7 @@ start_watchdog() {
     echo "$1" >"$hstate/owner.pid"
     setsid nohup bash -c 'while kill -0 "$(cat "$2/owner.pid" 2>/dev/null)" 2>/dev/null; do sleep 1; done
         [[ -f "$2/owner.pid" ]] && exec bash "$1" down' hosts-watchdog "$self" "$hstate" \
-        >>"$hstate/watchdog.out" 2>&1 </dev/null &
+        >>"$hstate/watchdog.out" 2>&1 </dev/null 8>&- &
     echo $! >"$hstate/watchdog.pid"
 }
 
@@ -603,7 +621,7 @@ cmd_ranks() {
     case "${1:-}" in
         start)
             shift
-            local rate=4 run_id="" seed
+            local rate=2 run_id="" seed
             while [[ $# -gt 0 ]]; do
                 case "$1" in
                     --rate) rate=${2:?--rate needs dumps per second}; shift 2 ;;
@@ -622,7 +640,7 @@ cmd_ranks() {
             echo "$seed" >"$d/ranks.seed"
             run_id=${run_id:-hosts-$seed}
             spawn rank ranks "$java_bin" -Xmx256m -jar "$cli_jar" simulate --out "$d/spool" --ranks 2 \
-                --launches 1000000 --records 8 --payload-bytes 8192 --seed "$seed" --run-id "$run_id" --rate "$rate"
+                --launches 1000000 --records 4 --payload-bytes 4096 --seed "$seed" --run-id "$run_id" --rate "$rate"
             echo "ranks writing run $run_id into $d/spool at $rate dumps/s"
             ;;
         stop)
