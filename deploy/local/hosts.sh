@@ -608,8 +608,8 @@ ranks_stop() {
     if [[ -s "$pf" ]] && kill -0 "$(cat "$pf")" 2>/dev/null; then
         local pid
         pid="$(cat "$pf")"
-        # the java process under ip netns exec: SIGTERM to the whole session
-        pkill -TERM -s "$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+        # ip netns exec, setsid and nohup exec the JVM: the pid is simulate's
+        kill -TERM "$pid" 2>/dev/null || true
         local deadline=$((SECONDS + 30))
         while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.1; done
         kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
