@@ -69,7 +69,7 @@ brokers() {
 }
 
 all_hosts() {
-    echo zk s3 jm1 jm2 tm1 tm2 tm3 rank
+    printf '%s\n' zk s3 jm1 jm2 tm1 tm2 tm3 rank
     local i
     for i in $(seq 1 "$(brokers)"); do echo "kafka$i"; done
 }
