@@ -90,7 +90,8 @@ address() {
 }
 
 known_host() {
-    all_hosts | grep -qx -- "$1" || hdie "no host '$1' (hosts: $(all_hosts | tr '\n' ' '))"
+    # not grep -q: with pipefail, all_hosts cut off by grep's early exit would fail the test
+    all_hosts | grep -x -- "$1" >/dev/null || hdie "no host '$1' (hosts: $(all_hosts | tr '\n' ' '))"
 }
 
 ns() {
