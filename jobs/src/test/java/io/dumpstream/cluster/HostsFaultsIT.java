@@ -65,6 +65,8 @@ class HostsFaultsIT {
         List<Integer> faults = faults(System.getProperty("hosts.faults", "3,1"));
         state = Path.of("target", "hosts-it").toAbsolutePath();
         hosts = ClusterScript.hosts(state);
+        // the expected tables and the S3 mirror of a previous run (the hosts' own folders go at up)
+        deleteTree(state.resolve("check"));
         long t0 = System.nanoTime();
         try {
             Map<String, String> env = envLines(hosts.run(Duration.ofSeconds(400), "up", "--topic", TOPIC,
@@ -102,6 +104,16 @@ class HostsFaultsIT {
             figures.forEach(System.out::println);
         } finally {
             hosts.run(Duration.ofSeconds(120), "down");
+        }
+    }
+
+    private static void deleteTree(Path dir) throws IOException {
+        if (Files.exists(dir)) {
+            try (Stream<Path> s = Files.walk(dir)) {
+                for (Path p : s.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                    Files.delete(p);
+                }
+            }
         }
     }
 
