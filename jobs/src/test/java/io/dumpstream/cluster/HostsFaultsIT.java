@@ -39,7 +39,8 @@ import java.util.stream.Stream;
  * <p>Faults ({@code -Dhosts.faults=1,2,...} or {@code all}; {@code mvn verify} runs 3 and 1): 1 a TaskManager host's
  * processes SIGKILLed, the host back after the job recovered on the others; 2 a TaskManager host's link down for longer
  * than the heartbeat timeout; 3 the leading JobManager SIGKILLed, the standby takes over; 4 the broker host cut off
- * for 30 s; 5 the rank host cut off from Kafka for 60 s (the agent keeps its spool); 6 the S3 host cut off for 30 s.
+ * for 30 s (with {@code -Dhosts.brokers=3}: one of three brokers killed for 30 s); 5 the rank host cut off from Kafka for
+ * 60 s (the agent keeps its spool); 6 the S3 host cut off for 30 s.
  * Root only (network namespaces): as another user it fails with one line saying so.
  */
 @Tag("hosts")
@@ -63,6 +64,7 @@ class HostsFaultsIT {
                         + " skip it with -DexcludedTags=benchmark,hosts");
         assertTrue(Files.isRegularFile(ClusterScript.JAR), "the cluster jar is built: " + ClusterScript.JAR);
         List<Integer> faults = faults(System.getProperty("hosts.faults", "3,1"));
+        int brokers = Integer.parseInt(System.getProperty("hosts.brokers", "1"));
         state = Path.of("target", "hosts-it").toAbsolutePath();
         hosts = ClusterScript.hosts(state);
         // the expected tables and the S3 mirror of a previous run (the hosts' own folders go at up)
@@ -70,7 +72,8 @@ class HostsFaultsIT {
         long t0 = System.nanoTime();
         try {
             Map<String, String> env = envLines(hosts.run(Duration.ofSeconds(400), "up", "--topic", TOPIC,
-                    "--partitions", "2", "--owner-pid", Long.toString(ProcessHandle.current().pid())));
+                    "--partitions", "2", "--brokers", Integer.toString(brokers),
+                    "--owner-pid", Long.toString(ProcessHandle.current().pid())));
             double upSeconds = seconds(t0);
             spool = Path.of(env.get("spool"));
             CephS3 s3 = CephS3.attach(Path.of(env.get("s3_env")).getParent());
@@ -90,7 +93,7 @@ class HostsFaultsIT {
                     case 1 -> taskManagerHostKilled();
                     case 2 -> taskManagerLinkDown();
                     case 3 -> leadingJobManagerKilled();
-                    case 4 -> cutFor("kafka1", null, 30);
+                    case 4 -> brokers == 1 ? cutFor("kafka1", null, 30) : brokerKilled("kafka2", 30);
                     case 5 -> rankCutFromKafka();
                     case 6 -> cutFor("s3", null, 30);
                     default -> throw new IllegalArgumentException("no fault " + fault);
@@ -200,6 +203,16 @@ class HostsFaultsIT {
         System.out.println("hosts: " + waiting + " dumps waited in the spool during the cut");
         assertTrue(waiting > 0, "dumps waited in the rank host's spool while Kafka was cut off");
         return caughtUpAfter(heal);
+    }
+
+    /** 4 with three brokers: one broker host's processes killed for {@code seconds}, then back (2 of 3 in sync). */
+    private double brokerKilled(String host, int seconds) throws Exception {
+        producing(4);
+        hosts.run(Duration.ofSeconds(60), "kill", host);
+        System.out.println("hosts: fault 4, killed the broker on " + host + " for " + seconds + " s");
+        Thread.sleep(seconds * 1000L);
+        hosts.run(Duration.ofSeconds(120), "start", host);
+        return caughtUpAfter(System.nanoTime());
     }
 
     /** 4 and 6: {@code host} cut off from every other host for {@code seconds}. */
