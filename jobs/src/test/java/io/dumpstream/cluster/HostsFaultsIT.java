@@ -55,6 +55,7 @@ class HostsFaultsIT {
     private Path spool;
     private Landing landing;
     private String job;
+    private int brokers;
     private final List<String> figures = new ArrayList<>();
 
     @Test
@@ -64,7 +65,7 @@ class HostsFaultsIT {
                         + " skip it with -DexcludedTags=benchmark,hosts");
         assertTrue(Files.isRegularFile(ClusterScript.JAR), "the cluster jar is built: " + ClusterScript.JAR);
         List<Integer> faults = faults(System.getProperty("hosts.faults", "3,1"));
-        int brokers = Integer.parseInt(System.getProperty("hosts.brokers", "1"));
+        brokers = Integer.parseInt(System.getProperty("hosts.brokers", "1"));
         state = Path.of("target", "hosts-it").toAbsolutePath();
         hosts = ClusterScript.hosts(state);
         // the expected tables and the S3 mirror of a previous run (the hosts' own folders go at up)
@@ -285,12 +286,12 @@ class HostsFaultsIT {
         assertEquals(0, notComplete, "fault " + fault + ": every dump COMPLETE");
     }
 
-    private static String name(int fault) {
+    private String name(int fault) {
         return switch (fault) {
             case 1 -> "TaskManager host killed";
             case 2 -> "TaskManager link down 20 s";
             case 3 -> "leading JobManager killed";
-            case 4 -> "broker host cut off 30 s";
+            case 4 -> brokers == 1 ? "broker host cut off 30 s" : "one of " + brokers + " brokers killed 30 s";
             case 5 -> "rank host cut off from Kafka 60 s";
             case 6 -> "S3 host cut off 30 s";
             default -> "?";
