@@ -695,5 +695,5 @@ case "${1:-}" in
     ranks) shift; cmd_ranks "$@" ;;
     submit) shift; cmd_submit "$@" ;;
     leader) leader_url || hdie "no JobManager leads" ;;
-    *) sed -n '2,39p' "$self" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+    *) sed -n '2,40p' "$self" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac
