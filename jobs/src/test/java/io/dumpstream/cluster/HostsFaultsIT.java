@@ -150,13 +150,21 @@ class HostsFaultsIT {
         return caughtUpAfter(heal);
     }
 
-    /** 2: a TaskManager host running tasks loses its link for 20 s (heartbeat timeout 15 s), then gets it back. */
+    /**
+     * 2: a TaskManager host running tasks loses its link for 20 s, longer than the heartbeat timeout (15 s): the
+     * JobManager declares it lost within that time and the job restarts on the others; then the link comes back.
+     */
     private double taskManagerLinkDown() throws Exception {
         String tm = busyTaskManager();
         producing(4);
         hosts.run(Duration.ofSeconds(30), "link-down", tm);
+        long down = System.nanoTime();
         System.out.println("hosts: fault 2, link of " + tm + " down for 20 s");
-        Thread.sleep(20_000);
+        await(() -> registeredTaskManagers() == 2, "the JobManager declaring " + tm + " lost");
+        double lostAfter = seconds(down);
+        System.out.printf("hosts: %s declared lost %.1f s after its link went down%n", tm, lostAfter);
+        assertTrue(lostAfter < 20, tm + " declared lost while its link was down (after " + lostAfter + " s)");
+        Thread.sleep(Math.max(0, 20_000 - (System.nanoTime() - down) / 1_000_000));
         hosts.run(Duration.ofSeconds(30), "link-up", tm);
         long heal = System.nanoTime();
         await(() -> registeredTaskManagers() == 3 && allTasksRunning(), tm + " back and the job running");
@@ -275,6 +283,9 @@ class HostsFaultsIT {
                 + " snapshot rows %d, lost %d, duplicated %d; %.1f s from the heal to caught up (fault and check %.1f s)",
                 fault, name(fault), produced, landedDumps, dumpsLost, dumpsExtra, rows, lost, extra, healToCaughtUp,
                 faultSeconds + 0.0);
+        JsonNode counts = json(leader() + "/jobs/" + job + "/checkpoints").path("counts");
+        line += String.format("; checkpoints completed %d, failed %d (this JobManager's)",
+                counts.path("completed").asLong(), counts.path("failed").asLong());
         System.out.println(line);
         figures.add(line);
         assertEquals(produced, expectedDumps, "the offline decode has one dumps row per dump produced");
