@@ -22,7 +22,7 @@
 #                                   synthetic ranks on the rank host writing dumps into the agent's spool
 #                                   (simulate --out) at a steady rate / stop them (SIGTERM)
 #   deploy/local/hosts.sh submit ARGS...     the cluster jar on the leading JobManager (as cluster.sh submit)
-#   deploy/local/hosts.sh leader             the REST URL of the leading JobManager
+#   deploy/local/hosts.sh leader [--host]    the REST URL of the leading JobManager (--host: its host, jm1 or jm2)
 #
 # The hosts (address NET.x): zk .2 (ZooKeeper from Debian's package, a plain JVM), s3 .3 (Ceph's RADOS
 # Gateway, deploy/local/s3.sh, port 7480), jm1 .4 and jm2 .5 (Flink JobManagers, high availability on
@@ -694,6 +694,13 @@ case "${1:-}" in
     heal) shift; cmd_heal "$@" ;;
     ranks) shift; cmd_ranks "$@" ;;
     submit) shift; cmd_submit "$@" ;;
-    leader) leader_url || hdie "no JobManager leads" ;;
+    leader)
+        url="$(leader_url)" || hdie "no JobManager leads"
+        if [[ "${2:-}" == --host ]]; then
+            for h in jm1 jm2; do [[ "$url" != "http://$(address "$h"):8081" ]] || echo "$h"; done
+        else
+            echo "$url"
+        fi
+        ;;
     *) sed -n '2,40p' "$self" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 esac
