@@ -410,6 +410,9 @@ cmd_stop() {
     echo "stopped ${#pids[@]} processes"
 }
 
+# sourced (deploy/local/hosts.sh): the functions and settings above, no command
+[[ "${BASH_SOURCE[0]}" == "$0" ]] || return 0
+
 case "${1:-}" in
     start) shift; cmd_start "$@" ;;
     submit) shift; cmd_submit "$@" ;;

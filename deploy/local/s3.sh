@@ -17,6 +17,9 @@
 #   deploy/local/s3.sh gateway-start DIR             start radosgw again on the same port
 #   deploy/local/s3.sh status DIR                    which daemons run; s3.env without the secret
 #
+# S3_BIND_ADDRESS: the IPv4 address the gateway listens on (default 127.0.0.1; another address of this
+# host or network namespace, e.g. a test host of deploy/local/hosts.sh); the monitor and the OSD stay on
+# 127.0.0.1. Set on the first start, kept in ceph.conf after.
 # Ports on 127.0.0.1, picked free on the first start unless set: S3_PORT (the gateway),
 # S3_MON_PORT (mon v2) and S3_MON_V1_PORT (mon v1). Keys: S3_ACCESS_KEY and S3_SECRET_KEY (generated
 # when unset). S3_MEMSTORE_BYTES caps the OSD's memory store (default 4 GiB; only what is stored is
@@ -27,6 +30,8 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 self="$here/$(basename "${BASH_SOURCE[0]}")"
 timeout_s="${S3_START_TIMEOUT:-60}"
+bind_address="${S3_BIND_ADDRESS:-127.0.0.1}"
+[[ "$bind_address" =~ ^[0-9]{1,3}(\.[0-9]{1,3}){3}$ ]] || { echo "s3.sh: S3_BIND_ADDRESS must be an IPv4 address, got '$bind_address'" >&2; exit 1; }
 
 die() {
     echo "s3.sh: $*" >&2
@@ -69,9 +74,9 @@ alive() {
     [[ -s "$1" ]] && running "$(cat "$1")"
 }
 
-# true when something accepts connections on 127.0.0.1:PORT
+# true when something accepts connections on 127.0.0.1:PORT (or ADDRESS:PORT with a second argument)
 port_busy() {
-    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+    (exec 3<>"/dev/tcp/${2:-127.0.0.1}/$1") 2>/dev/null
 }
 
 # pick_port VAR: a port free on 127.0.0.1 now and not yet picked, into VAR
@@ -98,11 +103,15 @@ conf_get() {
 }
 
 gateway_port() {
-    conf_get 'rgw frontends' | sed -n 's/.*endpoint=127\.0\.0\.1:\([0-9]*\).*/\1/p'
+    conf_get 'rgw frontends' | sed -n 's/.*endpoint=[0-9.]*:\([0-9]*\).*/\1/p'
+}
+
+gateway_address() {
+    conf_get 'rgw frontends' | sed -n 's/.*endpoint=\([0-9.]*\):.*/\1/p'
 }
 
 endpoint() {
-    echo "http://127.0.0.1:$(gateway_port)"
+    echo "http://$(gateway_address):$(gateway_port)"
 }
 
 need_tools() {
@@ -173,8 +182,8 @@ osd crush update on start = true
 
 [client.rgw.a]
 rgw data = $dir/rgw
-rgw frontends = beast endpoint=127.0.0.1:$rgw_port
-rgw dns name = 127.0.0.1
+rgw frontends = beast endpoint=$bind_address:$rgw_port
+rgw dns name = $bind_address
 EOF
 }
 
@@ -253,7 +262,7 @@ mkfs() {
     check_port S3_PORT "$rgw_port"
     ! port_busy "$mon_v2" || die "ceph-mon: port 127.0.0.1:$mon_v2 (S3_MON_PORT) is taken by another process"
     ! port_busy "$mon_v1" || die "ceph-mon: port 127.0.0.1:$mon_v1 (S3_MON_V1_PORT) is taken by another process"
-    ! port_busy "$rgw_port" || die "radosgw: port 127.0.0.1:$rgw_port (S3_PORT) is taken by another process"
+    ! port_busy "$rgw_port" "$bind_address" || die "radosgw: port $bind_address:$rgw_port (S3_PORT) is taken by another process"
     fsid="$(cat /proc/sys/kernel/random/uuid)"
     wipe
     mkdir -p "$dir/mon/ceph-a" "$dir/osd/ceph-0" "$dir/rgw" "$dir/crash"
@@ -301,8 +310,8 @@ start_osd() {
 start_gateway() {
     local port
     port="$(gateway_port)"
-    if ! alive "$(pidfile rgw.a)" && port_busy "$port"; then
-        die "radosgw: port 127.0.0.1:$port (S3_PORT, in $conf) is taken by another process"
+    if ! alive "$(pidfile rgw.a)" && port_busy "$port" "$(gateway_address)"; then
+        die "radosgw: port $(gateway_address):$port (S3_PORT, in $conf) is taken by another process"
     fi
     start_daemon rgw.a client.rgw.a radosgw -n client.rgw.a
     await rgw.a client.rgw.a "waiting for the gateway to answer at $(endpoint)" gateway_answers
@@ -376,8 +385,8 @@ cmd_start() {
         mkfs
     fi
     # a gateway port taken by another process: say so before starting anything
-    if ! alive "$(pidfile rgw.a)" && port_busy "$(gateway_port)"; then
-        die "radosgw: port 127.0.0.1:$(gateway_port) (S3_PORT, in $conf) is taken by another process"
+    if ! alive "$(pidfile rgw.a)" && port_busy "$(gateway_port)" "$(gateway_address)"; then
+        die "radosgw: port $(gateway_address):$(gateway_port) (S3_PORT, in $conf) is taken by another process"
     fi
     # on failure the one line names the daemon and its log; what was started is stopped again
     trap 'rc=$?; if [[ $rc -ne 0 ]]; then cmd_stop >/dev/null 2>&1; fi' EXIT

@@ -6,6 +6,9 @@
 #   ceph-mon ceph-osd radosgw ceph-common (+ceph-mgr)
 #                        the S3 server of the tests (deploy/local/s3.sh: Ceph's RADOS Gateway, one node)
 #   postgresql           the Iceberg tests' JDBC catalog (deploy/local/postgres.sh)
+#   zookeeper iptables iproute2
+#                        the test hosts of deploy/local/hosts.sh (HostsFaultsIT): ZooKeeper for the JobManagers'
+#                        high availability (run as a plain JVM, not the service), packet drops, namespaces
 # Trino 476 runs on the Temurin 25 JDK every machine of this kind has in /usr/lib/jvm (TRINO_JAVA_HOME overrides).
 # Usage: bash deploy/local/test-deps.sh   (as root, or with sudo)
 set -euo pipefail
@@ -16,6 +19,10 @@ for tool in curl jq chromium; do command -v "$tool" >/dev/null || pkgs+=("$tool"
 [ -x /usr/lib/postgresql/15/bin/pg_ctl ] || pkgs+=(postgresql)
 ceph=()      # only what the one-node server needs (22 s from a warm mirror)
 for tool in ceph-mon ceph-osd radosgw ceph; do command -v "$tool" >/dev/null || ceph=(ceph-mon ceph-mgr ceph-osd radosgw ceph-common); done
+# the test hosts, also without recommended packages
+[ -f /usr/share/java/zookeeper.jar ] || ceph+=(zookeeper)
+command -v iptables >/dev/null || ceph+=(iptables)
+command -v ip >/dev/null || ceph+=(iproute2)
 if [ ${#pkgs[@]} -gt 0 ] || [ ${#ceph[@]} -gt 0 ]; then
   echo "test-deps: installing ${pkgs[*]} ${ceph[*]}" >&2
   $SUDO apt-get update -qq

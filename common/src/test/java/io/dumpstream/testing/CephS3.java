@@ -84,6 +84,19 @@ public final class CephS3 implements AutoCloseable {
     }
 
     /**
+     * A server someone else runs (deploy/local/hosts.sh on its S3 host): the endpoint and keys from
+     * {@code dir/s3.env}; {@link #close()} leaves it running.
+     */
+    public static CephS3 attach(Path dir) {
+        Path abs = dir.toAbsolutePath().normalize();
+        try {
+            return new CephS3(abs, true, parse(Files.readAllLines(abs.resolve("s3.env"))));
+        } catch (IOException e) {
+            throw new UncheckedIOException("no S3 server's s3.env in " + abs, e);
+        }
+    }
+
+    /**
      * The server shared by every test of this JVM, started on first use in {@code target/ceph-s3} of the
      * working directory ({@code -Ddumpstream.s3.dir} to move it), a new one in each JVM (a server already running
      * there is reused), and stopped when the JVM exits, its data discarded. Its

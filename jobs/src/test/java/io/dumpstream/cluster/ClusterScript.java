@@ -20,13 +20,20 @@ import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
-/** Drives {@code deploy/local/cluster.sh} as a user would, with its state in a test directory. */
+/**
+ * Drives {@code deploy/local/cluster.sh} (or {@code hosts.sh}, {@link #hosts}) as a user would, with its state in a
+ * test directory.
+ */
 final class ClusterScript {
     static final Path REPO = Path.of(System.getProperty("dumpstream.repo", "..")).toAbsolutePath().normalize();
     static final Path SCRIPT = REPO.resolve("deploy/local/cluster.sh");
     static final Path JAR = Path.of(System.getProperty("dumpstream.cluster.jar",
             REPO.resolve("jobs/target/dumpstream-flink-job.jar").toString()));
 
+    static final Path HOSTS_SCRIPT = REPO.resolve("deploy/local/hosts.sh");
+
+    private final Path script;
+    private final String stateVariable;
     private final Path state;
     private final Map<String, String> env;
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
@@ -37,8 +44,19 @@ final class ClusterScript {
 
     /** With {@code env} added to the script's environment on every run (the JVMs it starts inherit it). */
     ClusterScript(Path state, Map<String, String> env) {
+        this(SCRIPT, "DUMPSTREAM_CLUSTER_DIR", state, env);
+    }
+
+    private ClusterScript(Path script, String stateVariable, Path state, Map<String, String> env) {
+        this.script = script;
+        this.stateVariable = stateVariable;
         this.state = state;
         this.env = Map.copyOf(env);
+    }
+
+    /** {@code deploy/local/hosts.sh} with its state in {@code state} ({@code DUMPSTREAM_HOSTS_DIR}). */
+    static ClusterScript hosts(Path state) {
+        return new ClusterScript(HOSTS_SCRIPT, "DUMPSTREAM_HOSTS_DIR", state, Map.of());
     }
 
     Path state() {
@@ -47,20 +65,21 @@ final class ClusterScript {
 
     /** Runs {@code cluster.sh ARGS}, fails with its stderr unless it exits 0, returns its stdout lines. */
     List<String> run(Duration timeout, String... args) throws IOException, InterruptedException {
-        List<String> cmd = new ArrayList<>(List.of("bash", SCRIPT.toString()));
+        List<String> cmd = new ArrayList<>(List.of("bash", script.toString()));
         cmd.addAll(List.of(args));
+        Files.createDirectories(state);
         Path out = Files.createTempFile(state.getParent(), "cluster-sh", ".out");
         Path err = Files.createTempFile(state.getParent(), "cluster-sh", ".err");
         ProcessBuilder pb = new ProcessBuilder(cmd).directory(REPO.toFile())
                 .redirectOutput(out.toFile()).redirectError(err.toFile());
-        pb.environment().put("DUMPSTREAM_CLUSTER_DIR", state.toString());
+        pb.environment().put(stateVariable, state.toString());
         pb.environment().put("DUMPSTREAM_CLUSTER_JAR", JAR.toString());
         pb.environment().putAll(env);
         Process p = pb.start();
         if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
             p.descendants().forEach(ProcessHandle::destroyForcibly);
             p.destroyForcibly();
-            throw new AssertionError("cluster.sh " + String.join(" ", args) + " still running after " + timeout
+            throw new AssertionError(script.getFileName() + " " + String.join(" ", args) + " still running after " + timeout
                     + "; stderr:\n" + Files.readString(err));
         }
         String stderr = Files.readString(err);
@@ -68,7 +87,9 @@ final class ClusterScript {
         if (!stderr.isBlank()) {
             System.out.print(stderr);
         }
-        assertTrue(p.exitValue() == 0, "cluster.sh " + String.join(" ", args) + " exited " + p.exitValue()
+        Files.deleteIfExists(out);
+        Files.deleteIfExists(err);
+        assertTrue(p.exitValue() == 0, script.getFileName() + " " + String.join(" ", args) + " exited " + p.exitValue()
                 + "; stdout " + lines + "; stderr:\n" + stderr);
         return lines;
     }

@@ -45,6 +45,11 @@ public final class Landing {
         return new Landing(dir, s, bucket, prefix);
     }
 
+    /** As {@link #s3(Path, String, String)} on {@code server}, which already has the bucket. */
+    public static Landing s3(Path dir, CephS3 server, String bucket, String prefix) {
+        return new Landing(dir, server, bucket, prefix);
+    }
+
     public boolean onS3() {
         return s3 != null;
     }
