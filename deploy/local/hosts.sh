@@ -262,6 +262,11 @@ transaction.state.log.replication.factor=$rf
 transaction.state.log.min.isr=$isr
 group.initial.rebalance.delay.ms=0
 auto.create.topics.enable=false
+# as the project's own broker (LocalKafka.MAX_MESSAGE_BYTES): a 16 MiB manifest plus headroom, replicated whole
+message.max.bytes=18874368
+replica.fetch.max.bytes=18874368
+replica.fetch.response.max.bytes=37748736
+socket.request.max.bytes=150994944
 EOF
     if [[ ! -f "$d/data/meta.properties" ]]; then
         "$java_bin" -cp "$cli_jar" kafka.tools.StorageTool format -t "$(cluster_id)" -c "$d/server.properties" \
