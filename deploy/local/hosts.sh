@@ -544,9 +544,10 @@ cmd_kill() {
     pids="$(host_pids "$h")"
     [[ -n "$pids" ]] || hdie "kill: nothing runs on $h"
     # shellcheck disable=SC2086
-    kill -KILL $pids
+    kill -KILL $pids 2>/dev/null || true # one may have exited since it was listed
     local deadline=$((SECONDS + 30))
     while [[ -n "$(host_pids "$h")" ]] && ((SECONDS < deadline)); do sleep 0.1; done
+    [[ -z "$(host_pids "$h")" ]] || hdie "kill: $h still runs processes after 30 s ($(host_pids "$h" | tr '\n' ' '))"
     echo "killed $(wc -w <<<"$pids") processes on $h"
 }
 
@@ -662,11 +663,11 @@ cmd_status() {
     local h
     for h in $(all_hosts); do
         local link rules procs
-        if ! ip netns list | awk '{print $1}' | grep -qx "$(ns "$h")"; then
+        if ! ip netns list | awk '{print $1}' | grep -x "$(ns "$h")" >/dev/null; then
             echo "$h $(address "$h") (no namespace)"
             continue
         fi
-        link="$(ip -o link show "$prefix-$h" 2>/dev/null | grep -q 'state UP' && echo up || echo down)"
+        link="$(ip -o link show "$prefix-$h" 2>/dev/null | grep 'state UP' >/dev/null && echo up || echo down)"
         rules="$(in_ns "$h" iptables -S 2>/dev/null | grep -c DROP || true)"
         procs="$(host_pids "$h" | wc -l)"
         echo "$h $(address "$h") link $link, $rules drop rules, $procs processes"

@@ -83,6 +83,15 @@ public final class IcebergCommitter extends AbstractStreamOperator<Void>
     public static final String OPERATOR_ID = "flink.operator-id";
     /** Appended to the operator id in the summary of a rewrite (compaction) snapshot. */
     public static final String REWRITE_SUFFIX = "/rewrite";
+    /**
+     * {@link #rewrite}'s answer when some parts are not in the table and none of the merged files is: the
+     * parts' append may still be on its way (the {@link PartPublisher} hands a checkpoint's parts on when it
+     * hears the checkpoint completed, and that notice can reach it after the merged files reached this
+     * operator), so the caller tries again at its next checkpoints before it gives the rewrite up.
+     */
+    static final int PARTS_NOT_YET = -1;
+    /** Checkpoints a rewrite waits for its parts' append before it is skipped (rows stay right; the merge is lost). */
+    static final int REWRITE_ATTEMPTS = 5;
 
     private final IcebergSettings settings;
     private final String table;
@@ -101,6 +110,8 @@ public final class IcebergCommitter extends AbstractStreamOperator<Void>
     private transient Counter files;
     private transient Counter rewrites;
     private transient volatile long lastCommitMillis;
+    /** Attempts so far of rewrites waiting for their parts, by the first merged file's name (not in state). */
+    private transient Map<String, Integer> waitingRewrites;
 
     /**
      * @param root       the output root as {@link IcebergTables#location} gives it
@@ -118,6 +129,7 @@ public final class IcebergCommitter extends AbstractStreamOperator<Void>
         super.initializeState(context);
         incoming = new ArrayList<>();
         pending = new TreeMap<>();
+        waitingRewrites = new HashMap<>();
         pendingState = context.getOperatorStateStore().getListState(
                 new ListStateDescriptor<>("iceberg-pending-files", TypeInformation.of(CommittedFile.class)));
         jobState = context.getOperatorStateStore().getListState(new ListStateDescriptor<>("iceberg-job-id", Types.STRING));
@@ -222,6 +234,25 @@ public final class IcebergCommitter extends AbstractStreamOperator<Void>
         int n = appends.isEmpty() ? 0 : append(table(), mapping, table, root, appends, lastAppend, job, operatorId);
         int r = lastRewrite < 0 ? 0
                 : rewrite(table(), mapping, table, root, mergedParts, merged, lastRewrite, job, operatorId + REWRITE_SUFFIX);
+        String key = !merged.isEmpty() ? merged.get(0).name : !mergedParts.isEmpty() ? mergedParts.get(0).name : "";
+        if (r == PARTS_NOT_YET) {
+            r = 0;
+            int attempts = waitingRewrites.merge(key, 1, Integer::sum);
+            if (attempts < REWRITE_ATTEMPTS) {
+                // again with the next checkpoint's files, after their append
+                incoming.addAll(merged);
+                incoming.addAll(mergedParts);
+                LOG.info("{}: rewrite of checkpoint {} waits for its parts' append (attempt {} of {})", table,
+                        lastRewrite, attempts, REWRITE_ATTEMPTS);
+            } else {
+                waitingRewrites.remove(key);
+                LOG.warn("{}: rewrite of checkpoint {} skipped after {} checkpoints: its parts are not in the table"
+                        + " (first merged file {}); the rows stay right, the merge is not in the table", table,
+                        lastRewrite, attempts, key);
+            }
+        } else {
+            waitingRewrites.remove(key);
+        }
         if (n == 0 && r == 0) {
             return;
         }
@@ -237,8 +268,9 @@ public final class IcebergCommitter extends AbstractStreamOperator<Void>
      * Replaces {@code parts} with {@code merged} in {@code t} in one rewrite whose summary records
      * {@code checkpoint}, {@code job} and {@code operator}, validated from the snapshot that added the
      * oldest of the parts. Skipped (0) when the merged files are already in the table (the rewrite
-     * happened) or some part is not (removed by someone else: adding the merged file would show the
-     * other parts' rows twice). Returns the number of files the rewrite added.
+     * happened); {@link #PARTS_NOT_YET} when none of them is and some part is not (its append may still
+     * come; if it never does, adding the merged file would show the other parts' rows twice). Returns the
+     * number of files the rewrite added.
      */
     static int rewrite(Table t, NameMapping mapping, String table, String root, List<CommittedFile> parts,
                        List<CommittedFile> merged, long checkpoint, String job, String operator) {
@@ -252,6 +284,9 @@ public final class IcebergCommitter extends AbstractStreamOperator<Void>
         Map<String, DataFile> live = liveFiles(t, table, buckets);
         List<String> already = in.keySet().stream().filter(live::containsKey).toList();
         List<String> gone = out.stream().filter(l -> !live.containsKey(l)).sorted().toList();
+        if (already.isEmpty() && !gone.isEmpty() && !in.isEmpty()) {
+            return PARTS_NOT_YET;
+        }
         if (!already.isEmpty() || !gone.isEmpty()) {
             LOG.warn("{}: rewrite of checkpoint {} skipped: {} of its {} merged files already in the table, {} of its"
                     + " {} parts not in it (first: {})", table, checkpoint, already.size(), in.size(), gone.size(),

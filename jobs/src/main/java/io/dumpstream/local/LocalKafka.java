@@ -165,9 +165,15 @@ public final class LocalKafka implements AutoCloseable {
                     + e.getMessage(), e);
         }
         server = s;
-        awaitReady(Duration.ofSeconds(60));
-        if (!saslUsers.isEmpty()) {
-            applyScramCredentials(Duration.ofSeconds(60));
+        try {
+            // a cluster node serves once a majority of the voters is up: its peers may start minutes later
+            awaitReady(voters.size() > 1 ? Duration.ofMinutes(10) : Duration.ofSeconds(60));
+            if (!saslUsers.isEmpty()) {
+                applyScramCredentials(Duration.ofSeconds(60));
+            }
+        } catch (IOException | RuntimeException e) {
+            stop(); // not left running behind a failed start
+            throw e;
         }
         lastStartup = Duration.ofNanos(System.nanoTime() - t0);
         LOG.info("Kafka broker up at {} (data {}) in {} ms", bootstrapServers(), dataDir, lastStartup.toMillis());

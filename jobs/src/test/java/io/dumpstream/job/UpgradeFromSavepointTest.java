@@ -93,7 +93,7 @@ class UpgradeFromSavepointTest {
      * The assembly timeout of the restored job: C and D must finish within it of the restore (their
      * messages are all in the topic before the job starts), E waits it out.
      */
-    static final int RESTORED_TIMEOUT_SECONDS = 12;
+    static final int RESTORED_TIMEOUT_SECONDS = 20;
     /** Dump E: its chunk P+1 never comes, and the records that overlap it are rejected CHUNKS_MISSING. */
     static final String E = "upgrade/0/3";
 
@@ -139,14 +139,18 @@ class UpgradeFromSavepointTest {
         List<String> held = describe(savepoint, uids(c));
         held.forEach(l -> System.out.println("upgrade: the savepoint holds " + l));
         assertTrue(held.stream().anyMatch(l -> l.startsWith("assembler: keyed ")), "assembler state: " + held);
-        Configuration restore = new Configuration();
+        CheckpointWatch.reset();
+        Configuration restore = CheckpointWatch.enable(new Configuration());
         restore.set(StateRecoveryOptions.SAVEPOINT_PATH, savepoint.toUri().toString());
         long t0 = System.nanoTime();
         try (LocalIngest job = LocalIngest.start(c, restore)) {
             // C, D and F complete at once; E waits out its timeout after the restore
             FailoverTest.await(() -> count("dumps") >= 6 && count("rejects") >= 1, job.client(),
                     Duration.ofSeconds(90), "six dumps rows");
-            Thread.sleep(2500); // two more checkpoints: anything doubled would have landed by now
+            // two more completed checkpoints: anything doubled would have landed by then
+            long seen = CheckpointWatch.completed();
+            FailoverTest.await(() -> CheckpointWatch.completed() >= seen + 2, job.client(), Duration.ofSeconds(60),
+                    "two more checkpoints after checkpoint " + seen);
             System.out.printf("upgrade: restored and finished in %.1f s%n", (System.nanoTime() - t0) / 1e9);
         }
         assertTables(msgs);
