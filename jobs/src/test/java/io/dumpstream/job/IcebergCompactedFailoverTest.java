@@ -22,4 +22,12 @@ class IcebergCompactedFailoverTest extends IcebergFailoverTest {
     String topic(String name) {
         return "failover-iceberg-compacted-" + name;
     }
+
+    /**
+     * Not run with compaction (CI time): a restart from a checkpoint with parts and merges pending is what the
+     * TaskManager loss does here too; IcebergFailoverTest runs the injected failure without compaction.
+     */
+    @Override
+    void anOperatorThatThrowsOnceRestartsFromTheCheckpointExactlyOnce() {
+    }
 }
