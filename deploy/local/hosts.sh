@@ -277,8 +277,16 @@ EOF
 
 # one KRaft cluster id per `up`
 cluster_id() {
-    # 16 random bytes, URL-safe base64 without padding (what kafka-storage random-uuid prints)
-    [[ -s "$hstate/kafka-cluster-id" ]] || head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=' >"$hstate/kafka-cluster-id"
+    # 16 random bytes, URL-safe base64 without padding (what kafka-storage random-uuid prints), and like Kafka's
+    # own ids never starting with '-': kafka-storage format would take "-t -xyz..." for a missing argument
+    local id
+    if [[ ! -s "$hstate/kafka-cluster-id" ]]; then
+        id=-
+        while [[ "$id" == -* ]]; do
+            id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')"
+        done
+        echo "$id" >"$hstate/kafka-cluster-id"
+    fi
     cat "$hstate/kafka-cluster-id"
 }
 

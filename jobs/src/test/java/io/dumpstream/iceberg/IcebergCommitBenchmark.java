@@ -40,6 +40,17 @@ class IcebergCommitBenchmark {
     @TempDir
     Path dir;
 
+    /**
+     * Files per checkpoint to measure: {@code -Diceberg.bench.files=4,16,64} (the default); today's dump shapes
+     * close about 7 (64 MiB dumps) and 89 (1 MiB dumps) files per checkpoint across the three tables
+     * (IngestOnS3Benchmark), so {@code -Diceberg.bench.files=7,89} puts all of them in one table's commit: an
+     * upper bound of a checkpoint's cost for each shape.
+     */
+    static int[] sizes() {
+        return java.util.Arrays.stream(System.getProperty("iceberg.bench.files", "4,16,64").split(","))
+                .map(String::trim).mapToInt(Integer::parseInt).toArray();
+    }
+
     @Test
     void commitCostPerCheckpoint() throws Exception {
         Path out = dir.resolve("out");
@@ -53,7 +64,7 @@ class IcebergCommitBenchmark {
         List<CommittedFile> base = IcebergMaintenanceTest.files(out, "snapshots");
         String root = IcebergTables.location(out.toString());
         Postgres pg = Postgres.get();
-        for (int k : new int[] {4, 16, 64}) {
+        for (int k : sizes()) {
             IcebergSettings s = new IcebergSettings(pg.url(), root + "/_iceberg", "bench" + k).validate();
             Catalog catalog = IcebergTables.open(s, Map.of());
             IcebergTables.ensure(catalog, s, root);
@@ -87,7 +98,7 @@ class IcebergCommitBenchmark {
                     median(millis), p90(millis), millis.get(0), median(bytes), lastMetadata, COMMITS);
             IcebergTables.close(catalog);
         }
-        for (int k : new int[] {4, 16, 64}) {
+        for (int k : sizes()) {
             IcebergSettings s = new IcebergSettings(pg.url(), root + "/_iceberg", "benchc" + k).validate();
             Catalog catalog = IcebergTables.open(s, Map.of());
             IcebergTables.ensure(catalog, s, root);
