@@ -1,10 +1,7 @@
 package io.dumpstream.iceberg;
 
-import io.dumpstream.decode.OfflineDecoder;
-import io.dumpstream.table.TableWriter;
 import io.dumpstream.testing.IcebergRead;
 import io.dumpstream.testing.Postgres;
-import io.dumpstream.testing.Vectors;
 
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
@@ -14,7 +11,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -53,14 +49,7 @@ class IcebergCommitBenchmark {
 
     @Test
     void commitCostPerCheckpoint() throws Exception {
-        Path out = dir.resolve("out");
-        try (TableWriter w = new TableWriter(out, TableWriter.Options.defaults())) {
-            OfflineDecoder d = new OfflineDecoder(w, Clock.systemUTC());
-            for (String name : Vectors.names()) {
-                d.decode(Vectors.manifest(name), Vectors.buffer(name));
-            }
-            w.commit();
-        }
+        Path out = IcebergMaintenanceTest.vectorTables(dir);
         List<CommittedFile> base = IcebergMaintenanceTest.files(out, "snapshots");
         String root = IcebergTables.location(out.toString());
         Postgres pg = Postgres.get();

@@ -40,8 +40,8 @@ class IcebergMaintenanceTest {
     @TempDir
     Path dir;
 
-    @Test
-    void expiryAndOrphanCleanupNeverDeleteAReferencedFileAndKeepTheRows() throws Exception {
+    /** The public vectors decoded into Hive-layout tables under {@code dir/out}, committed; returns that root. */
+    static Path vectorTables(Path dir) throws Exception {
         Path out = dir.resolve("out");
         try (TableWriter w = new TableWriter(out, TableWriter.Options.defaults())) {
             OfflineDecoder d = new OfflineDecoder(w, Clock.systemUTC());
@@ -50,6 +50,12 @@ class IcebergMaintenanceTest {
             }
             w.commit();
         }
+        return out;
+    }
+
+    @Test
+    void expiryAndOrphanCleanupNeverDeleteAReferencedFileAndKeepTheRows() throws Exception {
+        Path out = vectorTables(dir);
         String root = IcebergTables.location(out.toString());
         IcebergSettings s = new IcebergSettings(pg.url(), root + "/_iceberg", "maintain").validate();
         Catalog catalog = IcebergTables.open(s, Map.of());

@@ -2,11 +2,8 @@ package io.dumpstream.iceberg;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import io.dumpstream.decode.OfflineDecoder;
-import io.dumpstream.table.TableWriter;
 import io.dumpstream.testing.IcebergRead;
 import io.dumpstream.testing.Postgres;
-import io.dumpstream.testing.Vectors;
 
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
@@ -15,7 +12,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -33,14 +29,7 @@ class IcebergRewriteTest {
 
     @Test
     void aRewriteReplacesThePartsOnceAndIsSkippedWhenDoneOrItsPartsAreGone() throws Exception {
-        Path out = dir.resolve("out");
-        try (TableWriter w = new TableWriter(out, TableWriter.Options.defaults())) {
-            OfflineDecoder d = new OfflineDecoder(w, Clock.systemUTC());
-            for (String name : Vectors.names()) {
-                d.decode(Vectors.manifest(name), Vectors.buffer(name));
-            }
-            w.commit();
-        }
+        Path out = IcebergMaintenanceTest.vectorTables(dir);
         String root = IcebergTables.location(out.toString());
         IcebergSettings s = new IcebergSettings(pg.url(), root + "/_iceberg", "rewrite").validate();
         Catalog catalog = IcebergTables.open(s, Map.of());
