@@ -158,7 +158,12 @@ EOF
             yaml_line "$key" "${given[$key]}" >>"$conf/config.yaml"
         done
     fi
-    cat >"$conf/log4j.properties" <<'EOF'
+    write_log4j "$conf/log4j.properties"
+}
+
+# write_log4j FILE: each Flink process logs to its own file (-Dlog.file), Kafka's clients at WARN
+write_log4j() {
+    cat >"$1" <<'EOF'
 rootLogger.level = INFO
 rootLogger.appenderRef.file.ref = file
 appender.file.type = File

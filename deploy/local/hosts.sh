@@ -363,17 +363,7 @@ start_flink() {
             echo "taskmanager.resource-id: $h"
         fi
     } >"$d/conf/config.yaml"
-    cat >"$d/conf/log4j.properties" <<'EOF'
-rootLogger.level = INFO
-rootLogger.appenderRef.file.ref = file
-appender.file.type = File
-appender.file.name = file
-appender.file.fileName = ${sys:log.file}
-appender.file.layout.type = PatternLayout
-appender.file.layout.pattern = %d{HH:mm:ss,SSS} %-5p %c{1} - %m%n
-logger.kafka.name = org.apache.kafka
-logger.kafka.level = WARN
-EOF
+    write_log4j "$d/conf/log4j.properties"
     if [[ "$h" == jm* ]]; then
         main=org.apache.flink.runtime.entrypoint.StandaloneSessionClusterEntrypoint
         resources=GET_JM_RESOURCE_PARAMS
