@@ -103,14 +103,20 @@ class NoKryoTest {
 
     /**
      * The job's configuration refuses Kryo and operators without a uid; its graph (plain and with
-     * compaction) builds under it, every serializer between operators and of every key is free of
-     * Kryo, and every operator has a uid of the job's own.
+     * compaction, each with and without Iceberg tables on a real PostgreSQL catalog) builds under it,
+     * every serializer between operators and of every key is free of Kryo, and every operator has a uid
+     * of the job's own.
      */
     @Test
     void theJobBuildsWithGenericTypesAndAutomaticUidsOff() throws Exception {
-        for (int compact : new int[] {0, 2}) {
+        for (int variant = 0; variant < 4; variant++) {
+            int compact = variant % 2 == 0 ? 0 : 2;
+            boolean iceberg = variant >= 2;
             IngestConfig c = JobRun.config("127.0.0.1:9", "kryo-check", dir);
             c.compactCheckpoints = compact;
+            if (iceberg) {
+                c.iceberg = IcebergIngestTest.settings("kryo_check_" + variant, Path.of(c.out));
+            }
             Configuration conf = IngestJob.configuration(c);
             assertFalse(conf.get(PipelineOptions.GENERIC_TYPES), "pipeline.generic-types");
             assertFalse(conf.get(PipelineOptions.AUTO_GENERATE_UIDS), "pipeline.auto-generate-uids");
@@ -125,7 +131,8 @@ class NoKryoTest {
             StreamGraph graph = env.getStreamGraph();
             Set<String> uids = new TreeSet<>();
             for (StreamNode n : graph.getStreamNodes()) {
-                String what = "compact=" + compact + " operator '" + n.getOperatorName() + "'";
+                String what = "compact=" + compact + " iceberg=" + iceberg + " operator '" + n.getOperatorName()
+                        + "'";
                 for (TypeSerializer<?> s : n.getTypeSerializersIn()) {
                     assertNoKryo(s, what + " input");
                 }
@@ -143,6 +150,13 @@ class NoKryoTest {
                     "sink-dumps", "dlq-resolve", "sink-dlq")) {
                 assertTrue(uids.contains(uid), uid + " in " + uids);
             }
+            for (String table : List.of("snapshots", "rejects", "dumps")) {
+                // the sink's post-commit operators carry the sink's uid as a prefix
+                assertEquals(iceberg, uids.contains("sink-" + table + ": iceberg-commit-" + table),
+                        table + "'s Iceberg committer in " + uids);
+            }
+            assertEquals(iceberg && compact > 0, uids.contains("sink-snapshots: iceberg-commit-snapshots-parts"),
+                    "the compacted parts' publisher in " + uids);
             JobGraph job = graph.getJobGraph();
             int vertices = 0;
             for (JobVertex v : job.getVertices()) {
