@@ -36,7 +36,7 @@ public final class Postgres {
     public static synchronized Postgres get() {
         if (instance == null) {
             try {
-                instance = start();
+                instance = start(null);
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             } catch (InterruptedException e) {
@@ -47,7 +47,24 @@ public final class Postgres {
         return instance;
     }
 
-    private static Postgres start() throws IOException, InterruptedException {
+    /**
+     * A second server of its own (stopped when the JVM exits), for a catalog that must not share its rows
+     * with {@link #get()}'s: the same user, database name and password (one environment serves a reader of
+     * both), another port; the pgpass file has both.
+     */
+    public static synchronized Postgres another() {
+        Postgres first = get();
+        try {
+            return start(first.password);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static Postgres start(String password) throws IOException, InterruptedException {
         Path script = repo().resolve("deploy/local/postgres.sh");
         Path dir = Files.createTempDirectory("dumpstream-pg-");
         dir.toFile().setExecutable(true, false); // the server runs as postgres when the tests run as root
@@ -55,17 +72,24 @@ public final class Postgres {
         try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
             port = s.getLocalPort();
         }
-        Process p = new ProcessBuilder(List.of("bash", script.toString(), "start", dir.toString(), Integer.toString(port)))
-                .redirectErrorStream(true).start();
+        ProcessBuilder b = new ProcessBuilder(List.of("bash", script.toString(), "start", dir.toString(),
+                Integer.toString(port))).redirectErrorStream(true);
+        if (password != null) {
+            b.environment().put("DUMPSTREAM_PG_PASSWORD", password);
+        }
+        Process p = b.start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         if (!p.waitFor(120, TimeUnit.SECONDS) || p.exitValue() != 0) {
             throw new IllegalStateException("deploy/local/postgres.sh start failed: " + out);
         }
-        String password = Files.readString(dir.resolve("password"), StandardCharsets.UTF_8).trim();
-        Path pgpass = dir.resolve("pgpass");
-        Files.writeString(pgpass, "127.0.0.1:" + port + ":*:" + USER + ":" + password + "\n", StandardCharsets.UTF_8);
+        String made = Files.readString(dir.resolve("password"), StandardCharsets.UTF_8).trim();
+        // one pgpass file for the JVM (the first server's), a line per server
+        String shared = System.getProperty("org.postgresql.pgpassfile");
+        Path pgpass = instance == null || shared == null ? dir.resolve("pgpass") : Path.of(shared);
+        Files.writeString(pgpass, "127.0.0.1:" + port + ":*:" + USER + ":" + made + "\n", StandardCharsets.UTF_8,
+                java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
         System.setProperty("org.postgresql.pgpassfile", pgpass.toString());
-        Postgres pg = new Postgres(dir, port, password);
+        Postgres pg = new Postgres(dir, port, made);
         Runtime.getRuntime().addShutdownHook(new Thread(pg::stop, "postgres-stop"));
         return pg;
     }

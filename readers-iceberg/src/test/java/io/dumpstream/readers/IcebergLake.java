@@ -3,6 +3,7 @@ package io.dumpstream.readers;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.dumpstream.testing.CephS3;
 import io.dumpstream.testing.HostileNames;
 import io.dumpstream.testing.Postgres;
 
@@ -41,31 +42,69 @@ import java.util.zip.ZipFile;
  * table's current snapshot counts exactly the rows DuckDB reads from the layout's files (checked with
  * Iceberg's own {@link JdbcCatalog}, not with a reader under test): the lake is then still, and what a
  * reader returns can be compared with DuckDB's read of the same files.
+ *
+ * <p>{@link #onS3()} is the same lake on a real S3 server (Ceph's RADOS Gateway): ingest's output,
+ * checkpoints and Iceberg metadata in a bucket, its own PostgreSQL and broker; DuckDB then reads a
+ * download of the tables' objects, taken once Iceberg has every published dump.
  */
 final class IcebergLake {
     /** The README's namespace (ingest's default) and catalog name. */
     static final String NAMESPACE = "dumpstream";
     static final List<String> TABLES = List.of("snapshots", "dumps", "rejects");
     private static IcebergLake lake;
+    private static IcebergLake lakeOnS3;
+
+    /** Where a lake on S3 lies: {@code s3://BUCKET/ROOT} on the server. */
+    record OnS3(CephS3 server, String bucket, String root) {
+        String uri() {
+            return "s3://" + bucket + "/" + root;
+        }
+    }
 
     final Postgres pg;
+    /** The Hive layout DuckDB reads: the lake's folder, or for a lake on S3 the latest download of its tables. */
     final Path out;
+    /** Null for a lake on local disk. */
+    final OnS3 s3;
     private final Path logs;
     private final String bootstrap;
     private final List<Process> processes = new ArrayList<>();
     private final JdbcCatalog catalog = new JdbcCatalog();
     private long published;
 
-    private IcebergLake(Postgres pg, Path out, Path logs, String bootstrap) {
+    private IcebergLake(Postgres pg, Path out, OnS3 s3, Path logs, String bootstrap) {
         this.pg = pg;
         this.out = out;
+        this.s3 = s3;
         this.logs = logs;
         this.bootstrap = bootstrap;
     }
 
-    /** The lake, made on first use: its first dumps are all in the Iceberg tables when this returns. */
+    /** The lake on local disk, made on first use: its first dumps are all in the Iceberg tables when this returns. */
     static synchronized IcebergLake get() throws Exception {
         if (lake == null) {
+            lake = make(null);
+        }
+        return lake;
+    }
+
+    /**
+     * The same lake on a real S3 server (Ceph's RADOS Gateway, {@link CephS3#shared()}): ingest writes the tables,
+     * its checkpoints and the Iceberg metadata under {@code s3://dumpstream-iceberg/lake}, with a PostgreSQL of its own
+     * for the catalog (the README's catalog name and namespace, as a user on S3 has them).
+     */
+    static synchronized IcebergLake onS3() throws Exception {
+        if (lakeOnS3 == null) {
+            CephS3 server = CephS3.shared();
+            server.createBucket("dumpstream-iceberg");
+            lakeOnS3 = make(new OnS3(server, "dumpstream-iceberg", "lake"));
+        }
+        return lakeOnS3;
+    }
+
+    private static IcebergLake make(OnS3 s3) throws Exception {
+        String name = s3 == null ? "iceberg" : "iceberg-s3";
+        {
             long t0 = System.nanoTime();
             Path base = Landed.base();
             // the hostile pairs (a JVM of their own) and PostgreSQL start while the broker does
@@ -76,14 +115,14 @@ final class IcebergLake {
                     throw new CompletionException(e);
                 }
             });
-            CompletableFuture<Postgres> pgUp = CompletableFuture.supplyAsync(Postgres::get);
-            Path logs = Files.createDirectories(base.resolve("iceberg-logs"));
+            CompletableFuture<Postgres> pgUp = CompletableFuture.supplyAsync(s3 == null ? Postgres::get : Postgres::another);
+            Path logs = Files.createDirectories(base.resolve(name + "-logs"));
             int port;
             try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
                 port = s.getLocalPort();
             }
             Process kafka = background("kafka", logs, List.of("kafka", "--port", Integer.toString(port), "--dir",
-                    base.resolve("kafka").toString(), "--partitions", "2"), Map.of(), "kafka broker at ");
+                    base.resolve(name + "-kafka").toString(), "--partitions", "2"), Map.of(), "kafka broker at ");
             Path pairs;
             Postgres pg;
             try {
@@ -93,12 +132,12 @@ final class IcebergLake {
                 kafka.destroyForcibly();
                 throw e;
             }
-            IcebergLake l = new IcebergLake(pg, base.resolve("iceberg-lake"), logs, "127.0.0.1:" + port);
+            IcebergLake l = new IcebergLake(pg, base.resolve(name + "-lake"), s3, logs, "127.0.0.1:" + port);
             l.processes.add(kafka);
-            Runtime.getRuntime().addShutdownHook(new Thread(l::stop, "iceberg-lake-stop"));
+            Runtime.getRuntime().addShutdownHook(new Thread(l::stop, name + "-lake-stop"));
             double serversUp = (System.nanoTime() - t0) / 1e9;
             // the broker made the topic: the publishers and the job start together (ingest reads from the earliest offsets)
-            Path examples = Files.createDirectories(base.resolve("examples"));
+            Path examples = Files.createDirectories(base.resolve(name + "-examples"));
             l.published += extractExamples(examples) + manifests(pairs) + 2 * 2;
             List<Finished> publishers = List.of(
                     l.start("publish-examples", List.of("publish", "--bootstrap", l.bootstrap, "--dir", examples.toString())),
@@ -106,32 +145,80 @@ final class IcebergLake {
                     l.start("simulate", List.of("simulate", "--bootstrap", l.bootstrap, "--ranks", "2", "--launches", "2",
                             "--records", "8", "--run-id", "demo")));
             // the credentials reach ingest through its environment only, as the README says
-            l.processes.add(background("ingest", logs, List.of("ingest", "--bootstrap", l.bootstrap, "--out", l.out.toString(),
-                    "--checkpoints", base.resolve("iceberg-ck").toString(), "--checkpoint-interval", "1s", "--parallelism", "2",
-                    "--iceberg-catalog", pg.bareUrl()), pg.env(), "ingest: job "));
+            List<String> ingest = new ArrayList<>(List.of("ingest", "--bootstrap", l.bootstrap, "--out", l.location(),
+                    "--checkpoints", s3 == null ? base.resolve(name + "-ck").toString() : "s3://" + s3.bucket() + "/checkpoints",
+                    "--checkpoint-interval", "1s", "--parallelism", "2", "--iceberg-catalog", pg.bareUrl()));
+            Map<String, String> env = new LinkedHashMap<>(pg.env());
+            if (s3 != null) {
+                // the endpoint as Flink settings, the keys from the environment only (README "Object storage")
+                s3.server().flinkConfig().forEach((k, v) -> {
+                    if (!k.endsWith("-key")) {
+                        ingest.addAll(List.of("-D", k + "=" + v));
+                    }
+                });
+                env.putAll(s3.server().awsEnvironment());
+            }
+            l.processes.add(background("ingest", logs, ingest, env, "ingest: job "));
             double ingestUp = (System.nanoTime() - t0) / 1e9;
-            l.catalog.setConf(new org.apache.hadoop.conf.Configuration());
+            org.apache.hadoop.conf.Configuration conf = new org.apache.hadoop.conf.Configuration();
+            if (s3 != null) {
+                // Iceberg's HadoopFileIO reads the metadata through S3A (s3:// is ingest's scheme)
+                conf.set("fs.s3.impl", "org.apache.hadoop.fs.s3a.S3AFileSystem");
+                conf.set("fs.s3a.endpoint", s3.server().endpoint());
+                conf.set("fs.s3a.endpoint.region", "us-east-1");
+                conf.set("fs.s3a.path.style.access", "true");
+                conf.set("fs.s3a.connection.ssl.enabled", "false");
+                conf.set("fs.s3a.access.key", s3.server().accessKey());
+                conf.set("fs.s3a.secret.key", s3.server().secretKey());
+            }
+            l.catalog.setConf(conf);
             // the test JVM's pgpass file (Postgres) gives the driver the password
-            l.catalog.initialize(NAMESPACE, Map.of("uri", pg.url(), "warehouse", "file:" + l.out.resolve("_iceberg")));
+            l.catalog.initialize(NAMESPACE, Map.of("uri", pg.url(), "warehouse",
+                    s3 == null ? "file:" + l.out.resolve("_iceberg") : s3.uri() + "/_iceberg"));
             for (Finished f : publishers) {
                 f.await();
             }
             double publishedAt = (System.nanoTime() - t0) / 1e9;
             l.awaitCommitted();
-            System.out.printf("iceberg lake: %d dumps published and in the Iceberg tables in %.1f s (broker, PostgreSQL and pairs ready at %.1f s,"
-                    + " ingest started at %.1f s, all published at %.1f s; %s)%n", l.published, (System.nanoTime() - t0) / 1e9, serversUp,
-                    ingestUp, publishedAt, l.out);
-            lake = l;
+            System.out.printf("%s lake: %d dumps published and in the Iceberg tables in %.1f s (broker, PostgreSQL and pairs ready at %.1f s,"
+                    + " ingest started at %.1f s, all published at %.1f s; %s)%n", name, l.published, (System.nanoTime() - t0) / 1e9,
+                    serversUp, ingestUp, publishedAt, l.location());
+            return l;
         }
-        return lake;
     }
 
-    /** The README's placeholders in the catalog settings: the PostgreSQL port and the lake's root. */
+    /** Where ingest writes: the local folder, or {@code s3://BUCKET/ROOT}. */
+    String location() {
+        return s3 == null ? out.toString() : s3.uri();
+    }
+
+    /**
+     * The README's placeholders in the catalog settings: the PostgreSQL port and the lake's root (local), or the
+     * endpoint, bucket, root and keys (on S3).
+     */
     Map<String, String> placeholders() {
         Map<String, String> p = new LinkedHashMap<>();
         p.put("PORT", pg.bareUrl().replaceAll(".*:(\\d+)/.*", "$1"));
-        p.put("/path/to/out", out.toString());
+        if (s3 == null) {
+            p.put("/path/to/out", out.toString());
+        } else {
+            p.put("ENDPOINT", s3.server().endpoint());
+            p.put("BUCKET", s3.bucket());
+            p.put("ROOT", s3.root());
+            p.put("$AWS_ACCESS_KEY_ID", s3.server().accessKey());
+            p.put("$AWS_SECRET_ACCESS_KEY", s3.server().secretKey());
+        }
         return p;
+    }
+
+    /** The environment of a Trino server reading this lake: the catalog's password, and the S3 keys for a lake on S3. */
+    Map<String, String> readerEnv() {
+        Map<String, String> env = new LinkedHashMap<>(pg.env());
+        if (s3 != null) {
+            env.put("AWS_ACCESS_KEY_ID", s3.server().accessKey());
+            env.put("AWS_SECRET_ACCESS_KEY", s3.server().secretKey());
+        }
+        return env;
     }
 
     /**
@@ -164,6 +251,16 @@ final class IcebergLake {
                                 + ingest.substring(Math.max(0, ingest.length() - 4000)));
                     }
                 }
+                if (s3 != null) {
+                    // on S3, the tables' files are downloaded (for DuckDB) once Iceberg has every dump
+                    long committed = icebergRows("dumps");
+                    if (committed < published) {
+                        state = committed + " dumps in Iceberg, " + published + " published";
+                        Thread.sleep(500);
+                        continue;
+                    }
+                    download();
+                }
                 Map<String, long[]> counts = new LinkedHashMap<>();
                 for (String table : TABLES) {
                     // a table's directory comes with its first hidden in-progress file: count published files only
@@ -180,6 +277,14 @@ final class IcebergLake {
             }
         }
         throw new AssertionError("the lake did not settle in 3 min: " + state + "; logs in " + logs);
+    }
+
+    /** A lake on S3: its tables' objects as they are now, mirrored into {@link #out} (what was there before goes). */
+    private void download() {
+        Landed.delete(out);
+        for (String table : TABLES) {
+            s3.server().download(s3.bucket(), s3.root() + "/" + table, out.resolve(table));
+        }
     }
 
     /** Whether {@code table} has a published file (the glob {@code **}{@code /*.parquet} sees no hidden in-progress file). */
