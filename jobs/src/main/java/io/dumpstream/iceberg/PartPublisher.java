@@ -45,6 +45,8 @@ public final class PartPublisher extends AbstractStreamOperator<CommittableMessa
     public static final OutputTag<CommittedFile> PARTS = new OutputTag<>("iceberg-parts",
             TypeInformation.of(CommittedFile.class));
 
+    private static final org.slf4j.Logger PARTS_LOG = org.slf4j.LoggerFactory.getLogger(PartPublisher.class);
+
     private final CompactingFileSink<?> sink;
 
     private transient BucketWriter<?, String> writer;
@@ -69,7 +71,7 @@ public final class PartPublisher extends AbstractStreamOperator<CommittableMessa
             // all of a completed checkpoint (the one restored, or one before it whose notification was lost)
             List<FileSinkCommittable> restored = new ArrayList<>();
             state.get().forEach(restored::add);
-            publish(restored);
+            publish(restored, true);
         }
     }
 
@@ -106,23 +108,44 @@ public final class PartPublisher extends AbstractStreamOperator<CommittableMessa
             parts.addAll(e.getValue());
         }
         done.clear();
-        publish(parts);
+        publish(parts, false);
     }
 
-    private void publish(List<FileSinkCommittable> parts) throws Exception {
+    /**
+     * Publishes {@code parts} and hands them on. {@code restored}: parts of a restored checkpoint, which may be
+     * gone since (a part merged, then deleted by snapshot expiry, when a checkpoint or savepoint older than that
+     * expiry is restored; its rows are in the merged file): those are skipped with a warning, as failing would
+     * fail every restart from that state and bring nothing back.
+     */
+    private void publish(List<FileSinkCommittable> parts, boolean restored) throws Exception {
         for (FileSinkCommittable f : parts) {
+            org.apache.flink.core.fs.Path published = f.getPendingFile().getPath();
             try {
                 writer.recoverPendingFile(f.getPendingFile()).commitAfterRecovery();
             } catch (IOException e) {
                 // the compactor publishes its inputs too, in its own thread: on a local disk both may have seen
                 // the in-progress file and the second rename fails; published is published
-                org.apache.flink.core.fs.Path published = f.getPendingFile().getPath();
                 if (!published.getFileSystem().exists(published)) {
-                    throw e;
+                    if (!restored) {
+                        throw e;
+                    }
+                    skipGone(f, e.toString());
+                    continue;
                 }
+            }
+            // (a local file system's commit after recovery does nothing when neither file is there)
+            if (restored && !published.getFileSystem().exists(published)) {
+                skipGone(f, "no such file");
+                continue;
             }
             output.collect(PARTS, new StreamRecord<>(new CommittedFile(f.getBucketId(),
                     f.getPendingFile().getPath().getName(), f.getPendingFile().getSize(), -1, CommittedFile.APPEND)));
         }
+    }
+
+    private void skipGone(FileSinkCommittable f, String why) {
+        PARTS_LOG.warn("{}: restored part {} of bucket {} is gone (merged, then deleted by snapshot expiry?): not"
+                + " appended to the Iceberg table ({})", getOperatorName(), f.getPendingFile().getPath(),
+                f.getBucketId(), why);
     }
 }
