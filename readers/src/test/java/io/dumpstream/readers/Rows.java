@@ -46,6 +46,10 @@ final class Rows {
 
     /** Every row of a JDBC query, cells joined by {@code |}, in the order the query returns them. */
     static List<String> rows(Statement st, String q) throws SQLException {
+        return retryingNoNodes(q, () -> rowsOnce(st, q));
+    }
+
+    private static List<String> rowsOnce(Statement st, String q) throws SQLException {
         List<String> out = new ArrayList<>();
         try (ResultSet rs = st.executeQuery(q)) {
             int n = rs.getMetaData().getColumnCount();
@@ -103,9 +107,47 @@ final class Rows {
     }
 
     static long count(Statement st, String q) throws SQLException {
-        try (ResultSet rs = st.executeQuery(q)) {
-            rs.next();
-            return rs.getLong(1);
+        return retryingNoNodes(q, () -> {
+            try (ResultSet rs = st.executeQuery(q)) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        });
+    }
+
+    /** A JDBC call that returns a value. */
+    private interface SqlCall<T> {
+        T call() throws SQLException;
+    }
+
+    /**
+     * Runs {@code call}, again (every 0.5 s, 60 s at most) while a freshly started Trino answers "No nodes
+     * available to run query": seen twice on CI on the first SELECT over a catalog's table, after
+     * {@link TrinoServer} had seen its node active in {@code system.runtime.nodes} (the scheduler's view of the
+     * nodes serving a catalog lags the node list). Any other failure, and this one after 60 s, is the caller's.
+     * DuckDB never says it.
+     */
+    private static <T> T retryingNoNodes(String q, SqlCall<T> call) throws SQLException {
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
+        for (int retries = 0; ; retries++) {
+            try {
+                T result = call.call();
+                if (retries > 0) {
+                    System.out.printf("trino had no node for the query for %d retries of 0.5 s: %s%n", retries, q);
+                }
+                return result;
+            } catch (SQLException e) {
+                if (!String.valueOf(e.getMessage()).contains("No nodes available to run query")
+                        || System.nanoTime() > deadline) {
+                    throw e;
+                }
+            }
+            try {
+                Thread.sleep(500);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new SQLException("interrupted while waiting for a Trino node: " + q, e);
+            }
         }
     }
 
