@@ -12,6 +12,9 @@ import io.dumpstream.testing.Landing;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.TopicDescription;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -23,6 +26,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Stream;
@@ -39,8 +43,8 @@ import java.util.stream.Stream;
  * <p>Faults ({@code -Dhosts.faults=1,2,...} or {@code all}; {@code mvn verify} runs 3 and 1): 1 a TaskManager host's
  * processes SIGKILLed, the host back after the job recovered on the others; 2 a TaskManager host's link down for longer
  * than the heartbeat timeout; 3 the leading JobManager SIGKILLed, the standby takes over; 4 the broker host cut off
- * for 30 s (with {@code -Dhosts.brokers=3}: one of three brokers killed for 30 s); 5 the rank host cut off from Kafka for
- * 60 s (the agent keeps its spool); 6 the S3 host cut off for 30 s.
+ * for 30 s (with {@code -Dhosts.brokers=3}: the broker leading partition 0 killed for 30 s); 5 the rank host cut off
+ * from Kafka for 60 s (the agent keeps its spool); 6 the S3 host cut off for 30 s.
  * Root only (network namespaces): as another user it fails with one line saying so.
  */
 @Tag("hosts")
@@ -94,7 +98,8 @@ class HostsFaultsIT {
                     case 1 -> taskManagerHostKilled();
                     case 2 -> taskManagerLinkDown();
                     case 3 -> leadingJobManagerKilled();
-                    case 4 -> brokers == 1 ? cutFor("kafka1", null, 30) : brokerKilled("kafka2", 30);
+                    case 4 -> brokers == 1 ? cutFor("kafka1", null, 30)
+                            : brokerKilled(leaderHost(env.get("bootstrap")), 30);
                     case 5 -> rankCutFromKafka();
                     case 6 -> cutFor("s3", null, 30);
                     default -> throw new IllegalArgumentException("no fault " + fault);
@@ -220,11 +225,22 @@ class HostsFaultsIT {
         return caughtUpAfter(heal);
     }
 
+    /** The host (kafkaN, N its node id) of the broker leading partition 0 of the topic: the broker whose loss counts. */
+    private static String leaderHost(String bootstrap) throws Exception {
+        Properties p = new Properties();
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        try (Admin admin = Admin.create(p)) {
+            TopicDescription d = admin.describeTopics(List.of(TOPIC)).allTopicNames().get(60, TimeUnit.SECONDS)
+                    .get(TOPIC);
+            return "kafka" + d.partitions().get(0).leader().id();
+        }
+    }
+
     /** 4 with three brokers: one broker host's processes killed for {@code seconds}, then back (2 of 3 in sync). */
     private double brokerKilled(String host, int seconds) throws Exception {
         producing(4);
         hosts.run(Duration.ofSeconds(60), "kill", host);
-        System.out.println("hosts: fault 4, killed the broker on " + host + " for " + seconds + " s");
+        System.out.println("hosts: fault 4, killed the broker on " + host + " (leader of partition 0) for " + seconds + " s");
         Thread.sleep(seconds * 1000L);
         hosts.run(Duration.ofSeconds(120), "start", host);
         return caughtUpAfter(System.nanoTime());
@@ -308,7 +324,7 @@ class HostsFaultsIT {
             case 1 -> "TaskManager host killed";
             case 2 -> "TaskManager link down 30 s";
             case 3 -> "leading JobManager killed";
-            case 4 -> brokers == 1 ? "broker host cut off 30 s" : "one of " + brokers + " brokers killed 30 s";
+            case 4 -> brokers == 1 ? "broker host cut off 30 s" : "partition 0's leader, one of " + brokers + " brokers, killed 30 s";
             case 5 -> "rank host cut off from Kafka 60 s";
             case 6 -> "S3 host cut off 30 s";
             default -> "?";
