@@ -102,89 +102,88 @@ final class IcebergLake {
         return lakeOnS3;
     }
 
+    /** Starts a lake (on local disk when {@code s3} is null) and waits until its first dumps are all in Iceberg. */
     private static IcebergLake make(OnS3 s3) throws Exception {
         String name = s3 == null ? "iceberg" : "iceberg-s3";
-        {
-            long t0 = System.nanoTime();
-            Path base = Landed.base();
-            // the hostile pairs (a JVM of their own) and PostgreSQL start while the broker does
-            CompletableFuture<Path> pairsMade = CompletableFuture.supplyAsync(() -> {
-                try {
-                    return Landed.pairs();
-                } catch (Exception e) {
-                    throw new CompletionException(e);
+        long t0 = System.nanoTime();
+        Path base = Landed.base();
+        // the hostile pairs (a JVM of their own) and PostgreSQL start while the broker does
+        CompletableFuture<Path> pairsMade = CompletableFuture.supplyAsync(() -> {
+            try {
+                return Landed.pairs();
+            } catch (Exception e) {
+                throw new CompletionException(e);
+            }
+        });
+        CompletableFuture<Postgres> pgUp = CompletableFuture.supplyAsync(s3 == null ? Postgres::get : Postgres::another);
+        Path logs = Files.createDirectories(base.resolve(name + "-logs"));
+        int port;
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            port = s.getLocalPort();
+        }
+        Process kafka = background("kafka", logs, List.of("kafka", "--port", Integer.toString(port), "--dir",
+                base.resolve(name + "-kafka").toString(), "--partitions", "2"), Map.of(), "kafka broker at ");
+        Path pairs;
+        Postgres pg;
+        try {
+            pairs = pairsMade.get();
+            pg = pgUp.get();
+        } catch (Exception e) {
+            kafka.destroyForcibly();
+            throw e;
+        }
+        IcebergLake l = new IcebergLake(pg, base.resolve(name + "-lake"), s3, logs, "127.0.0.1:" + port);
+        l.processes.add(kafka);
+        Runtime.getRuntime().addShutdownHook(new Thread(l::stop, name + "-lake-stop"));
+        double serversUp = (System.nanoTime() - t0) / 1e9;
+        // the broker made the topic: the publishers and the job start together (ingest reads from the earliest offsets)
+        Path examples = Files.createDirectories(base.resolve(name + "-examples"));
+        l.published += extractExamples(examples) + manifests(pairs) + 2 * 2;
+        List<Finished> publishers = List.of(
+                l.start("publish-examples", List.of("publish", "--bootstrap", l.bootstrap, "--dir", examples.toString())),
+                l.start("publish-hostile", List.of("publish", "--bootstrap", l.bootstrap, "--dir", pairs.toString())),
+                l.start("simulate", List.of("simulate", "--bootstrap", l.bootstrap, "--ranks", "2", "--launches", "2",
+                        "--records", "8", "--run-id", "demo")));
+        // the credentials reach ingest through its environment only, as the README says
+        List<String> ingest = new ArrayList<>(List.of("ingest", "--bootstrap", l.bootstrap, "--out", l.location(),
+                "--checkpoints", s3 == null ? base.resolve(name + "-ck").toString() : "s3://" + s3.bucket() + "/checkpoints",
+                "--checkpoint-interval", "1s", "--parallelism", "2", "--iceberg-catalog", pg.bareUrl()));
+        Map<String, String> env = new LinkedHashMap<>(pg.env());
+        if (s3 != null) {
+            // the endpoint as Flink settings, the keys from the environment only (README "Object storage")
+            s3.server().flinkConfig().forEach((k, v) -> {
+                if (!k.endsWith("-key")) {
+                    ingest.addAll(List.of("-D", k + "=" + v));
                 }
             });
-            CompletableFuture<Postgres> pgUp = CompletableFuture.supplyAsync(s3 == null ? Postgres::get : Postgres::another);
-            Path logs = Files.createDirectories(base.resolve(name + "-logs"));
-            int port;
-            try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-                port = s.getLocalPort();
-            }
-            Process kafka = background("kafka", logs, List.of("kafka", "--port", Integer.toString(port), "--dir",
-                    base.resolve(name + "-kafka").toString(), "--partitions", "2"), Map.of(), "kafka broker at ");
-            Path pairs;
-            Postgres pg;
-            try {
-                pairs = pairsMade.get();
-                pg = pgUp.get();
-            } catch (Exception e) {
-                kafka.destroyForcibly();
-                throw e;
-            }
-            IcebergLake l = new IcebergLake(pg, base.resolve(name + "-lake"), s3, logs, "127.0.0.1:" + port);
-            l.processes.add(kafka);
-            Runtime.getRuntime().addShutdownHook(new Thread(l::stop, name + "-lake-stop"));
-            double serversUp = (System.nanoTime() - t0) / 1e9;
-            // the broker made the topic: the publishers and the job start together (ingest reads from the earliest offsets)
-            Path examples = Files.createDirectories(base.resolve(name + "-examples"));
-            l.published += extractExamples(examples) + manifests(pairs) + 2 * 2;
-            List<Finished> publishers = List.of(
-                    l.start("publish-examples", List.of("publish", "--bootstrap", l.bootstrap, "--dir", examples.toString())),
-                    l.start("publish-hostile", List.of("publish", "--bootstrap", l.bootstrap, "--dir", pairs.toString())),
-                    l.start("simulate", List.of("simulate", "--bootstrap", l.bootstrap, "--ranks", "2", "--launches", "2",
-                            "--records", "8", "--run-id", "demo")));
-            // the credentials reach ingest through its environment only, as the README says
-            List<String> ingest = new ArrayList<>(List.of("ingest", "--bootstrap", l.bootstrap, "--out", l.location(),
-                    "--checkpoints", s3 == null ? base.resolve(name + "-ck").toString() : "s3://" + s3.bucket() + "/checkpoints",
-                    "--checkpoint-interval", "1s", "--parallelism", "2", "--iceberg-catalog", pg.bareUrl()));
-            Map<String, String> env = new LinkedHashMap<>(pg.env());
-            if (s3 != null) {
-                // the endpoint as Flink settings, the keys from the environment only (README "Object storage")
-                s3.server().flinkConfig().forEach((k, v) -> {
-                    if (!k.endsWith("-key")) {
-                        ingest.addAll(List.of("-D", k + "=" + v));
-                    }
-                });
-                env.putAll(s3.server().awsEnvironment());
-            }
-            l.processes.add(background("ingest", logs, ingest, env, "ingest: job "));
-            double ingestUp = (System.nanoTime() - t0) / 1e9;
-            org.apache.hadoop.conf.Configuration conf = new org.apache.hadoop.conf.Configuration();
-            if (s3 != null) {
-                // Iceberg's HadoopFileIO reads the metadata through S3A (s3:// is ingest's scheme)
-                conf.set("fs.s3.impl", "org.apache.hadoop.fs.s3a.S3AFileSystem");
-                conf.set("fs.s3a.endpoint", s3.server().endpoint());
-                conf.set("fs.s3a.endpoint.region", "us-east-1");
-                conf.set("fs.s3a.path.style.access", "true");
-                conf.set("fs.s3a.connection.ssl.enabled", "false");
-                conf.set("fs.s3a.access.key", s3.server().accessKey());
-                conf.set("fs.s3a.secret.key", s3.server().secretKey());
-            }
-            l.catalog.setConf(conf);
-            // the test JVM's pgpass file (Postgres) gives the driver the password
-            l.catalog.initialize(NAMESPACE, Map.of("uri", pg.url(), "warehouse",
-                    s3 == null ? "file:" + l.out.resolve("_iceberg") : s3.uri() + "/_iceberg"));
-            for (Finished f : publishers) {
-                f.await();
-            }
-            double publishedAt = (System.nanoTime() - t0) / 1e9;
-            l.awaitCommitted();
-            System.out.printf("%s lake: %d dumps published and in the Iceberg tables in %.1f s (broker, PostgreSQL and pairs ready at %.1f s,"
-                    + " ingest started at %.1f s, all published at %.1f s; %s)%n", name, l.published, (System.nanoTime() - t0) / 1e9,
-                    serversUp, ingestUp, publishedAt, l.location());
-            return l;
+            env.putAll(s3.server().awsEnvironment());
         }
+        l.processes.add(background("ingest", logs, ingest, env, "ingest: job "));
+        double ingestUp = (System.nanoTime() - t0) / 1e9;
+        org.apache.hadoop.conf.Configuration conf = new org.apache.hadoop.conf.Configuration();
+        if (s3 != null) {
+            // Iceberg's HadoopFileIO reads the metadata through S3A (s3:// is ingest's scheme)
+            conf.set("fs.s3.impl", "org.apache.hadoop.fs.s3a.S3AFileSystem");
+            conf.set("fs.s3a.endpoint", s3.server().endpoint());
+            conf.set("fs.s3a.endpoint.region", "us-east-1");
+            conf.set("fs.s3a.path.style.access", "true");
+            conf.set("fs.s3a.connection.ssl.enabled", "false");
+            conf.set("fs.s3a.access.key", s3.server().accessKey());
+            conf.set("fs.s3a.secret.key", s3.server().secretKey());
+        }
+        l.catalog.setConf(conf);
+        // the test JVM's pgpass file (Postgres) gives the driver the password
+        l.catalog.initialize(NAMESPACE, Map.of("uri", pg.url(), "warehouse",
+                s3 == null ? "file:" + l.out.resolve("_iceberg") : s3.uri() + "/_iceberg"));
+        for (Finished f : publishers) {
+            f.await();
+        }
+        double publishedAt = (System.nanoTime() - t0) / 1e9;
+        l.awaitCommitted();
+        System.out.printf("%s lake: %d dumps published and in the Iceberg tables in %.1f s (broker, PostgreSQL and pairs ready at %.1f s,"
+                + " ingest started at %.1f s, all published at %.1f s; %s)%n", name, l.published, (System.nanoTime() - t0) / 1e9,
+                serversUp, ingestUp, publishedAt, l.location());
+        return l;
     }
 
     /** Where ingest writes: the local folder, or {@code s3://BUCKET/ROOT}. */
