@@ -171,9 +171,10 @@ class KafkaThreeBrokersTest {
                 }
             }
             int second = nodes.keySet().stream().filter(id -> id != leader && id != survivor).findFirst().orElseThrow();
-            nodes.get(second).destroy(); // SIGTERM: a controlled shutdown leaves the ISR while the quorum still holds
-            assertTrue(nodes.get(second).waitFor(60, TimeUnit.SECONDS));
 
+            // A producer made while two brokers (a quorum) are up gets its producer id now: made after the second
+            // broker is gone, its InitProducerId could wait for a controller quorum that no longer exists, and its
+            // write would then neither fail nor succeed (CI saw a 60 s wait). Its first record is acknowledged.
             Properties refused = new Properties();
             refused.putAll(producer);
             refused.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + ports[survivor - 1]);
@@ -182,6 +183,12 @@ class KafkaThreeBrokersTest {
             refused.put(ProducerConfig.LINGER_MS_CONFIG, "0");
             KafkaProducer<byte[], byte[]> refusing = new KafkaProducer<>(refused);
             try {
+                refusing.send(new ProducerRecord<>(TOPIC, 0, bytes("before"), bytes("one down"))).get(60, TimeUnit.SECONDS);
+                expected.put("before=one down", 1L);
+
+                nodes.get(second).destroy(); // SIGTERM: a controlled shutdown leaves the ISR while the quorum still holds
+                assertTrue(nodes.get(second).waitFor(60, TimeUnit.SECONDS));
+
                 Future<RecordMetadata> f = refusing.send(new ProducerRecord<>(TOPIC, 0, bytes("after"),
                         bytes("two down")));
                 ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(60, TimeUnit.SECONDS));
